@@ -1,0 +1,123 @@
+"""One error hierarchy, rooted at :class:`TeilError` (SPEC.md section 6).
+
+Errors are values carrying a source :class:`~core_teil.syntax.Span` until the
+CLI renders them; the CLI is the only place that prints or exits.  Each class
+fixes the exit code SPEC.md assigns to its kind of failure, and names the rule
+or obligation involved so that a message can always say *why*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of a source file: 1-based line and column, end exclusive."""
+
+    file: str = "<string>"
+    line: int = 0
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+
+    @property
+    def known(self) -> bool:
+        return self.line > 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}" if self.known else self.file
+
+
+NO_SPAN = Span()
+
+
+class TeilError(Exception):
+    """Root of every error the tool reports; ``exit_code`` is SPEC.md's."""
+
+    exit_code = 2
+    kind = "error"
+
+    def __init__(self, message: str, span: Span = NO_SPAN, rule: str | None = None,
+                 source: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.rule = rule
+        self.source = source
+
+    def with_source(self, source: str | None) -> TeilError:
+        if self.source is None:
+            self.source = source
+        return self
+
+    def render(self) -> str:
+        """``file:line:col: kind [rule]: message`` then the line and a caret (as lark)."""
+        head = f"{self.span}: {self.kind}"
+        if self.rule:
+            head += f" [{self.rule}]"
+        lines = [f"{head}: {self.message}"]
+        context = self.context()
+        if context:
+            lines.append(context)
+        return "\n".join(lines)
+
+    def context(self) -> str:
+        if self.source is None or not self.span.known:
+            return ""
+        text_lines = self.source.splitlines()
+        if not 1 <= self.span.line <= len(text_lines):
+            return ""
+        line = text_lines[self.span.line - 1].expandtabs(1)
+        start = max(self.span.column, 1)
+        if self.span.end_line == self.span.line and self.span.end_column > start:
+            width = self.span.end_column - start
+        else:
+            width = 1
+        width = max(1, min(width, len(line) - start + 1))
+        gutter = f"{self.span.line:>5} | "
+        return f"{gutter}{line}\n{' ' * len(gutter)}{' ' * (start - 1)}{'^' * width}"
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class TeilSyntaxError(TeilError):
+    """The text is not a program of SPEC.md section 2 (exit 2)."""
+
+    kind = "syntax error"
+
+
+class TeilTypeError(TeilError):
+    """The program is ill-formed: a rule of SPEC.md section 3 fails (exit 1).
+
+    ``counterexample`` holds a parameter assignment when a side condition
+    fails only for some shapes."""
+
+    exit_code = 1
+    kind = "type error"
+
+    def __init__(self, message: str, span: Span = NO_SPAN, rule: str | None = None,
+                 source: str | None = None,
+                 counterexample: dict[str, int] | None = None) -> None:
+        super().__init__(message, span, rule, source)
+        self.counterexample = counterexample
+
+
+class TeilInputError(TeilError):
+    """Bad input or usage: unreadable file, missing or ill-shaped array, bad ``--param`` (exit 2)."""
+
+    kind = "input error"
+
+
+class TeilResourceError(TeilInputError):
+    """A request the machine cannot honour, e.g. an allocation too large to hold (exit 2)."""
+
+    kind = "resource error"
+
+
+class TeilUnknown(TeilError):
+    """The solver could not decide a side condition within its resource limit (exit 3)."""
+
+    exit_code = 3
+    kind = "unknown"
