@@ -1,3 +1,71 @@
-"""core-teil: a mechanized semantics and proof checker for Core-TeIL."""
+"""core-teil: a mechanized semantics and proof checker for Core-TeIL.
+
+The public Python API of SPEC.md section 6::
+
+    import core_teil as ct
+    p = ct.load("examples/matmul.teil")
+    ct.check(p, {"l": 2, "m": 3, "n": 4})      # {'A': (2, 3), ...}
+    ct.evaluate(p, {"A": a, "B": b}, pad=8)   # reference engine
+    ct.prove(p).ok                           # Z3 certificate
+    ct.compile(p, params)(A=a, B=b)          # native engine
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import TeilError, TeilInputError, TeilResourceError, TeilSyntaxError, TeilTypeError, TeilUnknown
+from .eval import evaluate
+from .lowering import lower
+from .syntax import Program
 
 __version__ = "0.1.0"
+
+
+def parse(text: str, file: str = "<string>") -> Program:
+    """Parse a ``.teil`` program (SPEC.md section 2)."""
+    from .parser import parse as _parse
+
+    return _parse(text, file)
+
+
+def load(path: str) -> Program:
+    """Read and parse a ``.teil`` file."""
+    from .parser import load as _load
+
+    return _load(path)
+
+
+def format(program: Program) -> str:  # noqa: A001 - the name SPEC.md gives
+    """The canonical text of a program (``core-teil fmt``)."""
+    from .printer import format_program
+
+    return format_program(program)
+
+
+def check(program: Program, params: dict[str, int] | None = None) -> dict[str, tuple]:
+    """Type-check; return each allocation's shape (raises :class:`TeilTypeError`)."""
+    from .typing import check_program
+
+    return check_program(program, params).shapes()
+
+
+def prove(program: Program, params: dict[str, int] | None = None, pad: int | None = None,
+          **options: Any) -> Any:
+    """Generate and discharge every proof obligation; returns a ``Report``."""
+    from .prove import prove as _prove
+
+    return _prove(program, params, pad, **options)
+
+
+def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:  # noqa: A001
+    """The native engine: a kernel callable as ``kernel(**inputs)``."""
+    from .native import compile as _compile
+
+    return _compile(program, params, pad)
+
+
+__all__ = [
+    "Program", "TeilError", "TeilInputError", "TeilResourceError", "TeilSyntaxError", "TeilTypeError",
+    "TeilUnknown", "check", "compile", "evaluate", "format", "load", "lower", "parse", "prove",
+]

@@ -1,0 +1,328 @@
+"""The ``core-teil`` command line (SPEC.md section 6).
+
+The only module that prints or exits.  Every failure the user can cause is a
+:class:`~core_teil.errors.TeilError` rendered with file:line:column, the rule
+or obligation, the offending line and a caret, and mapped to SPEC.md's exit
+codes: 0 success, 1 program rejected, 2 bad input or usage, 3 unknown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import __version__
+from .errors import TeilError, TeilInputError
+from .syntax import Program
+
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_UNKNOWN, EXIT_INTERNAL = 0, 1, 2, 3, 70
+
+#: Source texts read so far, so that an error raised later can show its line.
+_SOURCES: dict[str, str] = {}
+
+
+# --------------------------------------------------------------------------
+# Reading the command line's inputs
+# --------------------------------------------------------------------------
+
+
+def read_program(path: str) -> tuple[Program, str]:
+    from .parser import parse
+
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TeilInputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TeilInputError(f"{path}: is a directory, not a .teil file") from None
+    except UnicodeDecodeError as exc:
+        raise TeilInputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise TeilInputError(f"{path}: cannot read ({exc.strerror})") from None
+    _SOURCES[path] = source
+    return parse(source, path), source
+
+
+def parse_params(items: Sequence[str] | None) -> dict[str, int] | None:
+    """``--param n=7`` (repeatable; ``n=7,m=3`` also accepted)."""
+    if not items:
+        return None
+    out: dict[str, int] = {}
+    for item in items:
+        for part in item.split(","):
+            name, sep, value = part.partition("=")
+            name, value = name.strip(), value.strip()
+            if not sep or not name:
+                raise TeilInputError(f"--param {part!r}: expected NAME=INTEGER, e.g. --param n=7")
+            try:
+                out[name] = int(value)
+            except ValueError:
+                raise TeilInputError(f"--param {part!r}: {value!r} is not an integer") from None
+    return out
+
+
+def load_array_file(path: str) -> dict[str, np.ndarray] | np.ndarray:
+    """Read ``.npy`` or ``.npz`` without pickle: input files are untrusted (SPEC.md section 6)."""
+    try:
+        data = np.load(path, allow_pickle=False)
+        if isinstance(data, np.lib.npyio.NpzFile):
+            with data:
+                return {k: np.asarray(data[k]) for k in data.files}
+        return np.asarray(data)
+    except FileNotFoundError:
+        raise TeilInputError(f"{path}: no such file") from None
+    except ValueError as exc:
+        if "pickle" in str(exc).lower() or "object" in str(exc).lower():
+            raise TeilInputError(f"{path}: holds a pickled object array, which is refused "
+                                 f"(inputs are read without pickle)") from None
+        raise TeilInputError(f"{path}: not a readable .npy/.npz file ({exc})") from None
+    except (OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        raise TeilInputError(f"{path}: not a readable .npy/.npz file ({exc})") from None
+
+
+def parse_inputs(items: Sequence[str] | None, program: Program) -> dict[str, np.ndarray]:
+    """``--input NAME=PATH.npy``, ``--input NAME=PATH.npz`` or ``--input PATH.npz`` (all its arrays)."""
+    inputs: dict[str, np.ndarray] = {}
+    for item in items or ():
+        name, sep, path = item.partition("=")
+        if not sep:
+            data = load_array_file(item)
+            if not isinstance(data, dict):
+                raise TeilInputError(f"--input {item}: a bare path must be an .npz archive; "
+                                     f"for an .npy file write NAME={item}")
+            for k, v in data.items():
+                _put(inputs, k, v, item)
+            continue
+        data = load_array_file(path)
+        if isinstance(data, dict):
+            if name in data:
+                data = data[name]
+            elif len(data) == 1:
+                data = next(iter(data.values()))
+            else:
+                raise TeilInputError(f"--input {item}: the archive has no array named {name!r} "
+                                     f"(it has {', '.join(sorted(data)) or 'none'})")
+        _put(inputs, name, data, item)
+    return inputs
+
+
+def _put(inputs: dict[str, np.ndarray], name: str, value: np.ndarray, item: str) -> None:
+    if name in inputs:
+        raise TeilInputError(f"--input {item}: {name!r} is given twice")
+    inputs[name] = value
+
+
+# --------------------------------------------------------------------------
+# Commands
+# --------------------------------------------------------------------------
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .printer import format_shape
+    from .typing import check_program
+
+    program, _ = read_program(args.file)
+    typed = check_program(program, parse_params(args.param))
+    for name, shape in typed.shapes().items():
+        print(f"{name} : {format_shape(shape)}")
+    n_side = len(typed.side_conditions())
+    free = [p for p in program.params if p not in typed.params]
+    scope = f" for all {', '.join(free)} allowed by the assumptions" if free else ""
+    print(f"ok: {len(program.stmts)} statement(s) well-typed; {n_side} side condition(s) hold{scope}",
+          file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .eval import evaluate, infer_params
+    from .typing import check_program
+
+    program, _ = read_program(args.file)
+    inputs = parse_inputs(args.input, program)
+    params = infer_params(program, inputs, parse_params(args.param))
+    typed = check_program(program, params)
+    if args.engine == "native":
+        from .native import compile as native_compile
+
+        outputs = native_compile(typed, params, args.pad)(**inputs)
+    else:
+        outputs = evaluate(typed, inputs, params, args.pad)
+    if args.output:
+        write_outputs(args.output, outputs)
+        print(f"wrote {', '.join(outputs) or 'no outputs'} to {args.output}", file=sys.stderr)
+    else:
+        for name, arr in outputs.items():
+            print(f"{name} =")
+            print(np.array2string(arr, precision=6, separator=", "))
+    return EXIT_OK
+
+
+def write_outputs(path: str, outputs: dict[str, np.ndarray]) -> None:
+    try:
+        if path.endswith(".npy"):
+            if len(outputs) != 1:
+                raise TeilInputError(f"--output {path}: the program returns {len(outputs)} arrays; "
+                                     f"use an .npz archive")
+            np.save(path, next(iter(outputs.values())))
+        else:
+            with open(path, "wb") as fh:
+                np.savez(fh, **outputs)
+    except OSError as exc:
+        raise TeilInputError(f"--output {path}: cannot write ({exc.strerror})") from None
+
+
+def cmd_lower(args: argparse.Namespace) -> int:
+    from .lowering import lower
+    from .printer import format_program
+    from .typing import check_program
+
+    program, _ = read_program(args.file)
+    check_program(program, parse_params(args.param))  # lowering is defined on well-typed programs
+    sys.stdout.write(format_program(lower(program)))
+    return EXIT_OK
+
+
+def cmd_fmt(args: argparse.Namespace) -> int:
+    from .printer import format_program
+
+    program, source = read_program(args.file)
+    text = format_program(program)
+    if args.check:
+        if text != source:
+            print(f"{args.file}: not in canonical form", file=sys.stderr)
+            return EXIT_REJECTED
+        return EXIT_OK
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    from .prove import prove
+
+    program, source = read_program(args.file)
+    report = prove(program, parse_params(args.param), args.pad, timeout=args.timeout,
+                   solver=args.solver, smt2_dir=args.smt2_dir, source=source)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(report.render())
+    return report.exit_code
+
+
+def cmd_derive(args: argparse.Namespace) -> int:
+    from .teaching import derive
+    from .typing import check_program
+
+    program, _ = read_program(args.file)
+    typed = check_program(program, parse_params(args.param))
+    print(derive(typed, latex=args.latex))
+    return EXIT_OK
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    from .eval import infer_params
+    from .teaching import trace
+    from .typing import check_program
+
+    program, _ = read_program(args.file)
+    inputs = parse_inputs(args.input, program)
+    params = infer_params(program, inputs, parse_params(args.param))
+    typed = check_program(program, params)
+    print(trace(typed, args.at, inputs if args.values or inputs else None))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="core-teil", description="Core-TeIL: check, prove, run and teach "
+                                 "tensor kernels (Rink & Castrillon, ARRAY'19).")
+    ap.add_argument("--version", action="version", version=f"core-teil {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.add_argument("file", metavar="FILE", help="a .teil program")
+        p.set_defaults(func=fn)
+        return p
+
+    def params(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--param", action="append", metavar="NAME=N", help="fix a shape parameter")
+
+    p = command("check", cmd_check, "parse and type-check; print each allocation's shape")
+    params(p)
+    p = command("prove", cmd_prove, "generate and discharge every proof obligation")
+    params(p)
+    p.add_argument("--pad", type=int, metavar="M", help="also prove padding to multiples of M")
+    p.add_argument("--json", action="store_true", help="print the certificate as JSON")
+    p.add_argument("--smt2-dir", metavar="DIR", help="write each obligation as an SMT-LIB2 script")
+    p.add_argument("--timeout", type=float, metavar="S", help="give up on an obligation after S seconds")
+    p.add_argument("--solver", choices=("z3", "cvc5"), default="z3", help="the SMT solver (default z3)")
+    p = command("run", cmd_run, "evaluate; write the output allocations")
+    params(p)
+    p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")
+    p.add_argument("--engine", choices=("reference", "native"), default=default_engine())
+    p.add_argument("--pad", type=int, metavar="M", help="run with a store padded to multiples of M")
+    p.add_argument("--output", metavar="OUT.npz", help="where to write the outputs (else printed)")
+    p = command("lower", cmd_lower, "print the Core-TeIL form of a full-TeIL program")
+    params(p)
+    p = command("fmt", cmd_fmt, "print the canonical form")
+    p.add_argument("--check", action="store_true", help="exit 1 unless FILE is already canonical")
+    p = command("derive", cmd_derive, "the typing derivation of every statement")
+    params(p)
+    p.add_argument("--latex", action="store_true", help="emit a bussproofs proof tree")
+    p = command("trace", cmd_trace, "the unfolding of [[e]] at one multi-index (paper Fig. 7)")
+    p.add_argument("at", metavar="X[i,...]", help="the allocation and 1-based multi-index, e.g. 'C[1,2]'")
+    params(p)
+    p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")
+    p.add_argument("--values", action="store_true", help="also evaluate with the given inputs")
+    return ap
+
+
+def default_engine() -> str:
+    """The native engine once it is built; the reference engine otherwise."""
+    try:
+        from . import native  # noqa: F401
+    except ImportError:
+        return "reference"
+    return "native"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
+    args = build_parser().parse_args(argv)
+    if getattr(args, "pad", None) is not None and args.pad < 1:
+        print(f"core-teil: --pad {args.pad}: the vector length must be an integer >= 1", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except TeilError as err:
+        err.with_source(_SOURCES.get(err.span.file))
+        print(err.render(), file=sys.stderr)
+        return err.exit_code
+    except RecursionError:
+        print("core-teil: the program is nested too deeply for this implementation", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        print("core-teil: out of memory; try smaller shapes", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # the last line of defence: never a traceback for the user
+        if os.environ.get("CORE_TEIL_DEBUG"):
+            raise
+        print(f"core-teil: internal error: {type(exc).__name__}: {exc}\n"
+              f"(this is a bug in core-teil; rerun with CORE_TEIL_DEBUG=1 for a traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
