@@ -435,7 +435,8 @@ def evaluate(program: Program | TypedProgram, inputs: Mapping[str, Any] | None =
     return out
 
 
-def infer_params(program: Program, inputs: Mapping[str, Any], params: dict[str, int] | None) -> dict[str, int]:
+def infer_params(program: Program, inputs: Mapping[str, Any],
+                 params: dict[str, int] | None) -> dict[str, int]:
     """Parameters not given explicitly are read off the shapes of the inputs."""
     values = dict(params or {})
     for a in program.allocs:

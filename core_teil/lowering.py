@@ -39,33 +39,40 @@ from .syntax import (
 # -- moving one dimension with adjacent transpositions ---------------------
 
 
+def transp(p: int, e: Expr, span: Span) -> Expr:
+    """``transp p e``, cancelling ``transp p (transp p e')`` to ``e'`` (an involution, paper 3.6)."""
+    if isinstance(e, Transp) and e.i == p:
+        return e.arg
+    return Transp(p, e, span=span)
+
+
 def to_front(i: int, e: Expr, span: Span) -> Expr:
     """Move dimension ``i`` to position 1: ``transp 1 (… (transp (i-1) e))``."""
     for p in range(i - 1, 0, -1):
-        e = Transp(p, e, span=span)
+        e = transp(p, e, span)
     return e
 
 
 def from_front(i: int, e: Expr, span: Span) -> Expr:
     """Move dimension 1 to position ``i``: ``transp (i-1) (… (transp 1 e))``."""
     for p in range(1, i):
-        e = Transp(p, e, span=span)
+        e = transp(p, e, span)
     return e
 
 
 def to_second(j: int, e: Expr, span: Span) -> Expr:
     """Move dimension ``j >= 2`` to position 2, leaving position 1 alone."""
     for p in range(j - 1, 1, -1):
-        e = Transp(p, e, span=span)
+        e = transp(p, e, span)
     return e
 
 
 def swap_dims(i: int, j: int, e: Expr, span: Span) -> Expr:
     """Swap dimensions ``i < j`` with ``2(j-i)-1`` adjacent transpositions."""
     for p in range(j - 1, i - 1, -1):  # bring j down to i; i moves to i+1
-        e = Transp(p, e, span=span)
+        e = transp(p, e, span)
     for p in range(i + 1, j):  # carry the old i from i+1 up to j
-        e = Transp(p, e, span=span)
+        e = transp(p, e, span)
     return e
 
 

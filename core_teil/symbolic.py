@@ -137,7 +137,7 @@ class Z3Interpretation:
 
     def sum(self, n: z3.ArithRef, body: Callable[[z3.ArithRef], z3.ExprRef], node: Expr) -> z3.ExprRef:
         m = self.fresh("m")
-        self.path.append(z3.And(1 <= m, m <= n))
+        self.path.append(z3.And(m >= 1, m <= n))
         try:
             v = body(m)
         finally:
@@ -152,7 +152,7 @@ class Z3Interpretation:
     def domain(self, bounds: tuple[z3.ArithRef, ...], stmt: Stmt) -> tuple[z3.ArithRef, ...]:
         k = tuple(self.fresh(f"k{j}") for j in range(1, len(bounds) + 1))
         self.index_vars.extend(k)
-        self.path.extend(z3.And(1 <= kj, kj <= n) for kj, n in zip(k, bounds, strict=True))
+        self.path.extend(z3.And(kj >= 1, kj <= n) for kj, n in zip(k, bounds, strict=True))
         return k
 
     def update(self, store: Mapping[str, z3.ExprRef], x: str, k: tuple, v: z3.ExprRef,
@@ -172,4 +172,4 @@ def initial_memory(gamma: Mapping[str, tuple[Dim, ...]], prefix: str = "mu") -> 
 
 def in_bounds(k: tuple[z3.ArithRef, ...], bounds: tuple[z3.ArithRef, ...]) -> z3.BoolRef:
     """``k <= bounds`` (1-based, SPEC.md section 1)."""
-    return z3.And(*[z3.And(1 <= kj, kj <= n) for kj, n in zip(k, bounds, strict=True)]) if k else z3.BoolVal(True)
+    return z3.And(*[z3.And(kj >= 1, kj <= n) for kj, n in zip(k, bounds, strict=True)]) if k else z3.BoolVal(True)

@@ -133,11 +133,13 @@ class Checker:
         if decision.verdict is Verdict.UNKNOWN:
             raise TeilUnknown(f"Z3 could not decide {sc} ({why})", span, rule)
         if decision.verdict is Verdict.FAILS:
-            raise TeilTypeError(_failure(sc, decision.counterexample), span, rule,
+            concrete = self.solver.concrete(lhs) is not None and self.solver.concrete(rhs) is not None
+            raise TeilTypeError(_failure(sc, decision.counterexample, concrete), span, rule,
                                 counterexample=decision.counterexample)
         return sc
 
-    def require_shape(self, t0: Shape, t1: Shape, rule: str, span: Span, what: str) -> tuple[SideCondition, ...]:
+    def require_shape(self, t0: Shape, t1: Shape, rule: str, span: Span,
+                      what: str) -> tuple[SideCondition, ...]:
         """``t0 = t1`` extent by extent (T-Elem, OK-Stmt)."""
         if len(t0) != len(t1):
             raise TeilTypeError(f"{what}: {format_shape(t0)} and {format_shape(t1)} differ in rank "
@@ -147,7 +149,7 @@ class Checker:
             if a == b:
                 continue
             out.append(self.require(a, "==", b, rule, span,
-                                    f"{what}: {format_shape(t0)} vs {format_shape(t1)}, dimension {pos}"))
+                                    f"{what}: {format_shape(t0)} vs {format_shape(t1)} in dimension {pos}"))
         return tuple(out)
 
     def extent(self, d: Dim, rule: str, span: Span) -> None:
@@ -181,8 +183,11 @@ class Checker:
         return d
 
 
-def _failure(sc: SideCondition, cex: dict[str, int] | None) -> str:
-    msg = f"side condition {sc} does not hold ({sc.why})"
+def _failure(sc: SideCondition, cex: dict[str, int] | None, concrete: bool) -> str:
+    if concrete:
+        negated = "!=" if sc.op == "==" else ">"
+        return f"{sc.why} ({sc.lhs} {negated} {sc.rhs})"
+    msg = f"side condition {sc} does not hold for all parameter values ({sc.why})"
     if cex:
         msg += "; counterexample: " + ", ".join(f"{k} = {v}" for k, v in sorted(cex.items()))
     return msg
@@ -408,7 +413,7 @@ def ok_stmt(c: Checker, s: Stmt) -> StmtDerivation:
     d = c.infer(s.expr)
     declared = c.gamma[s.target]
     side = c.require_shape(declared, d.shape, "OK-Stmt", s.span,
-                           f"{s.target} is declared {format_shape(declared)} but assigned")
+                           f"{s.target} is declared with a shape other than its expression's")
     return StmtDerivation(s, declared, d, side)
 
 
