@@ -36,7 +36,7 @@ def load(path: str) -> Program:
     return _load(path)
 
 
-def format(program: Program) -> str:  # noqa: A001 - the name SPEC.md gives
+def format(program: Program) -> str:
     """The canonical text of a program (``core-teil fmt``)."""
     from .printer import format_program
 
@@ -58,7 +58,7 @@ def prove(program: Program, params: dict[str, int] | None = None, pad: int | Non
     return _prove(program, params, pad, **options)
 
 
-def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:  # noqa: A001
+def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:
     """The native engine: a kernel callable as ``kernel(**inputs)``."""
     from .native import compile as _compile
 
