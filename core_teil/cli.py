@@ -72,6 +72,10 @@ def parse_params(items: Sequence[str] | None) -> dict[str, int] | None:
 def load_array_file(path: str) -> dict[str, np.ndarray] | np.ndarray:
     """Read ``.npy`` or ``.npz`` without pickle: input files are untrusted (SPEC.md section 6)."""
     try:
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+        if not (magic.startswith(b"\x93NUMPY") or magic.startswith(b"PK")):
+            raise TeilInputError(f"{path}: not a readable .npy/.npz file (no numpy header)")
         data = np.load(path, allow_pickle=False)
         if isinstance(data, np.lib.npyio.NpzFile):
             with data:
@@ -79,6 +83,8 @@ def load_array_file(path: str) -> dict[str, np.ndarray] | np.ndarray:
         return np.asarray(data)
     except FileNotFoundError:
         raise TeilInputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TeilInputError(f"{path}: is a directory") from None
     except ValueError as exc:
         if "pickle" in str(exc).lower() or "object" in str(exc).lower():
             raise TeilInputError(f"{path}: holds a pickled object array, which is refused "

@@ -53,7 +53,7 @@ class TeilError(Exception):
 
     def render(self) -> str:
         """``file:line:col: kind [rule]: message`` then the line and a caret (as lark)."""
-        head = f"{self.span}: {self.kind}"
+        head = f"{self.span}: {self.kind}" if self.span.known else f"core-teil: {self.kind}"
         if self.rule:
             head += f" [{self.rule}]"
         lines = [f"{head}: {self.message}"]

@@ -27,7 +27,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from .errors import TeilError, TeilInputError, TeilResourceError
+from .errors import NO_SPAN, TeilError, TeilInputError, TeilResourceError
 from .shapes import format_shape
 from .syntax import (
     Contr,
@@ -40,6 +40,7 @@ from .syntax import (
     Expa,
     ExpaAt,
     Expr,
+    Param,
     Prod,
     Program,
     Proj,
@@ -265,7 +266,9 @@ class ArrayInterpretation:
     def extent(self, d: Dim) -> int:
         v = self.typed.solver.concrete(d)
         if v is None:
-            raise TeilInputError(f"shape parameter {d!r} has no value (give it with --param {d}=N)")
+            decl = next((p for p in self.typed.program.decls if isinstance(p, Param) and d in p.names), None)
+            raise TeilInputError(f"shape parameter {d!r} has no value: give it with --param {d}=N "
+                                 f"or supply an input whose shape fixes it", decl.span if decl else NO_SPAN)
         return v
 
     def ceil(self, n: int, pad: int) -> int:
@@ -365,7 +368,6 @@ def initial_store(typed: TypedProgram, interp: ArrayInterpretation, inputs: Mapp
                   pad: int | None) -> dict[str, np.ndarray]:
     """μ_allocs (Fig. 9) / report Fig. 13 (d-pad-var): inputs in place, • elsewhere, 0 in the padding."""
     program = typed.program
-    check_memory(typed, interp, pad)
     allowed = {a.name for a in program.inputs()}
     for name in inputs:
         a = program.alloc(name)
@@ -378,6 +380,7 @@ def initial_store(typed: TypedProgram, interp: ArrayInterpretation, inputs: Mapp
     for a in program.allocs:
         if a.name in must and a.name not in inputs:
             raise TeilInputError(f"missing input {a.name!r} : {format_shape(a.shape)}", a.span)
+    check_memory(typed, interp, pad)
     store: dict[str, np.ndarray] = {}
     for a in program.allocs:
         shape = tuple(interp.extent(d) for d in a.shape)
@@ -404,14 +407,8 @@ def as_input(name: str, value: Any, shape: tuple[int, ...], alloc: Any = None) -
         raise TeilInputError(f"input {name!r} is complex; Core-TeIL values are reals")
     if arr.shape != shape:
         raise TeilInputError(f"input {name!r} has shape {list(arr.shape)}, but the program declares "
-                             f"{name} : {format_shape(shape)}", getattr(alloc, "span", None) or _no_span())
+                             f"{name} : {format_shape(shape)}", getattr(alloc, "span", NO_SPAN))
     return arr.astype(np.float64)
-
-
-def _no_span() -> Any:
-    from .errors import NO_SPAN
-
-    return NO_SPAN
 
 
 def evaluate(program: Program | TypedProgram, inputs: Mapping[str, Any] | None = None,

@@ -1,0 +1,204 @@
+"""The CLI of SPEC.md section 6: every command and every exit code (0, 1, 2, 3)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core_teil import shapes
+from core_teil.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+MATMUL = """lang full
+param l, m, n
+input alloc A : [l, m]
+input alloc B : [m, n]
+output alloc C : [l, n]
+C = red 2 (diag 2 3 (prod A B))
+"""
+
+
+@pytest.fixture
+def matmul(tmp_path: Path) -> Path:
+    p = tmp_path / "matmul.teil"
+    p.write_text(MATMUL)
+    return p
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# -- exit 0 ----------------------------------------------------------------------
+
+
+def test_check_prints_each_allocation_shape(capsys, matmul) -> None:
+    code, out, _ = run(capsys, "check", str(matmul))
+    assert code == 0
+    assert out.splitlines() == ["A : [l, m]", "B : [m, n]", "C : [l, n]"]
+    code, out, _ = run(capsys, "check", str(matmul), "--param", "l=2", "--param", "m=3,n=4")
+    assert out.splitlines() == ["A : [2, 3]", "B : [3, 4]", "C : [2, 4]"]
+
+
+def test_run_writes_outputs_and_infers_params(capsys, matmul, tmp_path) -> None:
+    rng = np.random.default_rng(1)
+    a, b = rng.random((2, 3)), rng.random((3, 4))
+    np.save(tmp_path / "a.npy", a)
+    np.savez(tmp_path / "b.npz", B=b)
+    out_path = tmp_path / "out.npz"
+    code, _, err = run(capsys, "run", str(matmul), "--engine", "reference", "--input", f"A={tmp_path / 'a.npy'}",
+                       "--input", f"B={tmp_path / 'b.npz'}", "--output", str(out_path))
+    assert code == 0, err
+    with np.load(out_path) as data:
+        assert list(data.files) == ["C"]
+        np.testing.assert_allclose(data["C"], a @ b)
+
+
+def test_run_padded_and_printed(capsys, matmul, tmp_path) -> None:
+    a, b = np.arange(6.0).reshape(2, 3), np.ones((3, 1))
+    np.savez(tmp_path / "in.npz", A=a, B=b)
+    code, out, _ = run(capsys, "run", str(matmul), "--engine", "reference", "--pad", "4",
+                       "--input", str(tmp_path / "in.npz"))
+    assert code == 0
+    assert out.splitlines()[0] == "C ="
+    assert "[[ 3.],\n [12.]]" in out
+
+
+def test_lower_and_fmt(capsys, matmul, tmp_path) -> None:
+    code, out, _ = run(capsys, "lower", str(matmul))
+    assert code == 0
+    assert out.splitlines()[0] == "lang core"
+    assert out.splitlines()[-1] == "C = red (diag (transp 2 (transp 1 (prod A B))))"
+    lowered = tmp_path / "lowered.teil"
+    lowered.write_text(out)
+    assert run(capsys, "check", str(lowered))[0] == 0
+    code, out, _ = run(capsys, "fmt", str(matmul))
+    assert code == 0
+    canonical = tmp_path / "canonical.teil"
+    canonical.write_text(out)
+    assert run(capsys, "fmt", str(canonical))[1] == out, "fmt is a fixed point"
+    assert run(capsys, "fmt", "--check", str(canonical))[0] == 0
+
+
+# -- exit 1: the program is rejected ------------------------------------------------
+
+
+def test_type_error_names_rule_location_and_counterexample(capsys) -> None:
+    code, _, err = run(capsys, "check", str(EXAMPLES / "tvm_fig3a_bad.teil"))
+    assert code == 1
+    first = err.splitlines()[0]
+    assert first.startswith(f"{EXAMPLES / 'tvm_fig3a_bad.teil'}:")
+    assert "[T-Diag]" in first and "counterexample" in first
+    assert "^" in err.splitlines()[-1]
+
+
+def test_fmt_check_rejects_non_canonical(capsys, tmp_path) -> None:
+    p = tmp_path / "x.teil"
+    p.write_text("alloc A : [2]   # not canonical\nA = A\n")
+    assert run(capsys, "fmt", "--check", str(p))[0] == 1
+
+
+# -- exit 2: bad input or usage ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("alloc A : [2\n", "syntax error"),
+    ("alloc A : [2]\nA = add A\n", "syntax error"),
+    ("alloc A : [2]\nA = $\n", "syntax error"),
+])
+def test_parse_errors_exit_2(capsys, tmp_path, text, fragment) -> None:
+    p = tmp_path / "bad.teil"
+    p.write_text(text)
+    code, _, err = run(capsys, "check", str(p))
+    assert code == 2
+    assert fragment in err and f"{p}:" in err
+
+
+def test_unreadable_file_exit_2(capsys, tmp_path) -> None:
+    code, _, err = run(capsys, "check", str(tmp_path / "missing.teil"))
+    assert (code, "no such file" in err) == (2, True)
+    (tmp_path / "bin.teil").write_bytes(b"\xff\xfe\x00garbage")
+    code, _, err = run(capsys, "check", str(tmp_path / "bin.teil"))
+    assert (code, "not UTF-8" in err) == (2, True)
+    assert run(capsys, "check", str(tmp_path))[0] == 2
+
+
+def test_bad_params_exit_2(capsys, matmul) -> None:
+    assert run(capsys, "check", str(matmul), "--param", "l")[0] == 2
+    assert run(capsys, "check", str(matmul), "--param", "l=x")[0] == 2
+    assert run(capsys, "check", str(matmul), "--param", "q=3")[0] == 2
+    code, _, err = run(capsys, "check", str(matmul), "--param", "l=0")
+    assert code == 2 and ">= 1" in err
+
+
+def test_run_input_errors_exit_2(capsys, matmul, tmp_path) -> None:
+    a = np.ones((2, 3))
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b_wrong.npy", np.ones((4, 4)))
+    np.save(tmp_path / "obj.npy", np.array([{"x": 1}], dtype=object), allow_pickle=True)
+    base = ["run", str(matmul), "--engine", "reference"]
+    code, _, err = run(capsys, *base, "--input", f"A={tmp_path / 'a.npy'}")
+    assert code == 2 and "missing input 'B'" in err
+    code, _, err = run(capsys, *base, "--input", f"A={tmp_path / 'a.npy'}", "--input",
+                       f"B={tmp_path / 'b_wrong.npy'}")
+    assert code == 2 and "shape [4, 4]" in err
+    code, _, err = run(capsys, *base, "--input", f"A={tmp_path / 'a.npy'}", "--input",
+                       f"B={tmp_path / 'obj.npy'}")
+    assert code == 2 and "pickle" in err
+    code, _, err = run(capsys, *base, "--input", f"Z={tmp_path / 'a.npy'}")
+    assert code == 2 and "allocates no 'Z'" in err
+    code, _, err = run(capsys, *base, "--input", f"C={tmp_path / 'a.npy'}")
+    assert code == 2 and "not declared `input`" in err
+    code, _, err = run(capsys, *base, "--input", f"A={tmp_path / 'nope.npy'}")
+    assert code == 2 and "no such file" in err
+    (tmp_path / "junk.npy").write_bytes(b"not numpy at all")
+    code, _, err = run(capsys, *base, "--input", f"A={tmp_path / 'junk.npy'}")
+    assert code == 2 and "not a readable" in err
+
+
+def test_huge_allocation_is_refused_with_its_byte_count(capsys, tmp_path) -> None:
+    p = tmp_path / "huge.teil"
+    p.write_text("alloc s : []\noutput alloc A : [1000000000, 1000000000]\nA = expa 1000000000 (expa 1000000000 s)\n")
+    code, _, err = run(capsys, "run", str(p), "--engine", "reference")
+    assert code == 2
+    assert "8,000,000,000,000,000,000 bytes" in err
+
+
+def test_usage_errors_exit_2(capsys, matmul) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["frobnicate", str(matmul)])
+    assert info.value.code == 2
+    assert run(capsys, "run", str(matmul), "--pad", "0")[0] == 2
+
+
+# -- exit 3: the solver gave up -------------------------------------------------------------
+
+
+def test_unknown_side_condition_exits_3(capsys, tmp_path, monkeypatch) -> None:
+    p = tmp_path / "sym.teil"
+    p.write_text("param n, m\nassume n == m\nalloc A : [n]\nalloc B : [m]\nA = B\n")
+    monkeypatch.setattr(shapes, "RLIMIT", 1)  # starve Z3: it must say unknown, not "proved"
+    code, _, err = run(capsys, "check", str(p))
+    assert code == 3
+    assert "unknown" in err
+
+
+# -- the installed console script: no traceback ever -----------------------------------------
+
+
+def test_console_script_never_prints_a_traceback(tmp_path) -> None:
+    exe = Path(sys.executable).with_name("core-teil")
+    p = tmp_path / "deep.teil"
+    p.write_text("alloc A : [2]\nA = " + "(" * 5000 + "A" + ")" * 5000 + "\n")
+    for args in (["check", str(p)], ["check", str(tmp_path / "none.teil")], ["run", str(EXAMPLES / "matmul.teil")]):
+        proc = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr
