@@ -368,13 +368,13 @@ def initial_store(typed: TypedProgram, interp: ArrayInterpretation, inputs: Mapp
                   pad: int | None) -> dict[str, np.ndarray]:
     """μ_allocs (Fig. 9) / report Fig. 13 (d-pad-var): inputs in place, • elsewhere, 0 in the padding."""
     program = typed.program
-    allowed = {a.name for a in program.inputs()}
+    # Any allocation may be given an initial value (an `output` that accumulates
+    # has no other way in, since a declaration carries one qualifier); `input`
+    # ones must be.
     for name in inputs:
-        a = program.alloc(name)
-        if a is None:
-            raise TeilInputError(f"input {name!r}: the program allocates no {name!r}")
-        if name not in allowed:
-            raise TeilInputError(f"input {name!r}: allocation {name!r} is not declared `input`", a.span)
+        if program.alloc(name) is None:
+            raise TeilInputError(f"input {name!r}: the program allocates no {name!r} "
+                                 f"(it allocates {', '.join(a.name for a in program.allocs) or 'nothing'})")
     must = {a.name for a in program.allocs if a.qual == "input"} if program.qualified \
         else needed_inputs(program)
     for a in program.allocs:

@@ -308,7 +308,7 @@ class Program:
         return any(a.qual is not None for a in self.allocs)
 
     def inputs(self) -> tuple[Alloc, ...]:
-        """Allocations a run may be given (SPEC.md: without qualifiers, all)."""
+        """Allocations declared `input` (SPEC.md: without qualifiers, all)."""
         return tuple(a for a in self.allocs if not self.qualified or a.qual == "input")
 
     def outputs(self) -> tuple[Alloc, ...]:

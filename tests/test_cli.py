@@ -155,8 +155,6 @@ def test_run_input_errors_exit_2(capsys, matmul, tmp_path) -> None:
     assert code == 2 and "pickle" in err
     code, _, err = run(capsys, *base, "--input", f"Z={tmp_path / 'a.npy'}")
     assert code == 2 and "allocates no 'Z'" in err
-    code, _, err = run(capsys, *base, "--input", f"C={tmp_path / 'a.npy'}")
-    assert code == 2 and "not declared `input`" in err
     code, _, err = run(capsys, *base, "--input", f"A={tmp_path / 'nope.npy'}")
     assert code == 2 and "no such file" in err
     (tmp_path / "junk.npy").write_bytes(b"not numpy at all")
@@ -202,3 +200,17 @@ def test_console_script_never_prints_a_traceback(tmp_path) -> None:
         proc = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2, proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_an_output_may_be_given_an_initial_value(capsys, tmp_path) -> None:
+    """A declaration carries one qualifier, so an accumulating output is supplied like an input."""
+    p = tmp_path / "acc.teil"
+    p.write_text("input alloc x : [3]\noutput alloc acc : [3]\nacc = add acc x\n")
+    np.save(tmp_path / "x.npy", np.array([1.0, 2.0, 3.0]))
+    np.save(tmp_path / "acc.npy", np.array([10.0, 20.0, 30.0]))
+    code, out, _ = run(capsys, "run", str(p), "--engine", "reference", "--input", f"x={tmp_path / 'x.npy'}",
+                       "--input", f"acc={tmp_path / 'acc.npy'}")
+    assert code == 0
+    assert "[11., 22., 33.]" in out
+    code, out, _ = run(capsys, "run", str(p), "--engine", "reference", "--input", f"x={tmp_path / 'x.npy'}")
+    assert code == 0 and "[nan, nan, nan]" in out, "an output never supplied starts undefined"
