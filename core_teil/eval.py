@@ -296,8 +296,9 @@ class ArrayInterpretation:
 
     def sum(self, n: int, body: Callable[[int], Any], node: Expr) -> Any:
         acc = body(1)
-        for m in range(2, n + 1):
-            acc = np.add(acc, body(m))
+        with np.errstate(all="ignore"):
+            for m in range(2, n + 1):
+                acc = np.add(acc, body(m))
         return acc
 
     def guard(self, j: Any, d: int, v: Any) -> Any:
@@ -416,7 +417,9 @@ def evaluate(program: Program | TypedProgram, inputs: Mapping[str, Any] | None =
     """The reference engine (SPEC.md section 6): run the program, return its outputs.
 
     With ``pad=M`` the store is padded (report section 4) and results are
-    returned at their declared shapes; they equal the unpadded ones."""
+    returned at their declared shapes; they equal the unpadded ones as long
+    as the values stay finite (V is the reals: in floats ``inf · 0`` in the
+    padding is NaN, the counterexample of ``proofs/``)."""
     if pad is not None and (not isinstance(pad, int) or pad < 1):
         raise TeilInputError(f"--pad {pad}: the vector length must be an integer >= 1")
     inputs = dict(inputs or {})
