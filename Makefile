@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py $(wildcard native/*.pyx native/*.pxd)
+$(STAMP): pyproject.toml setup.py $(wildcard native/*.pyx native/*.pxd native/*.h)
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
@@ -21,7 +21,9 @@ test: install
 verify: install
 	$(BIN)/python -m proofs
 
+# the `bench` extra of pyproject.toml (matplotlib for the chart), without rebuilding the package
 bench: install
+	$(BIN)/python -m pip install -q 'opt_einsum>=3.3' 'matplotlib>=3.7' || echo "matplotlib unavailable: plain chart"
 	$(BIN)/python -m bench
 
 lint: install

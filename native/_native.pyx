@@ -1,13 +1,128 @@
-# cython: boundscheck=False, wraparound=False, cdivision=True
-"""Native kernels of core-teil (issue 5). Only reached through plans whose
-obligations are proved; see core_teil/native.py."""
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False, language_level=3
+"""Native kernels of core-teil (issue 5).
+
+``run`` executes a batch program: a list of loop-nest ops (see
+``teil_kernels.h``) run for every element ``i`` of a batch label, in
+parallel over ``i`` with OpenMP, each thread with its own scratch for the
+temporaries that the planner fused into the batch loop.  Only
+``core_teil.native`` calls this, and only with descriptors that
+``core_teil.plan_check`` has checked against the buffers they address.
+"""
+
+from cython.parallel cimport prange, threadid
+from libc.stdint cimport int32_t, int64_t, intptr_t
+from libc.stdlib cimport free, malloc
+
+
+cdef extern from "teil_kernels.h" nogil:
+    enum: TK_MAXL
+    ctypedef struct tk_op:
+        int32_t kind
+        int32_t nloops
+        int32_t slot[3]
+        double coeff
+        int64_t off[3]
+        int64_t ext[TK_MAXL]
+        int64_t st[3][TK_MAXL]
+    ctypedef struct tk_slot:
+        double *base
+        int64_t bstride
+        int64_t soff
+    void tk_run_element(const tk_op *ops, int nops, const tk_slot *slots, int64_t i, double *scratch)
+    void tk_run_chunk(const tk_op *op, const tk_slot *slots, int64_t lo, int64_t hi)
+    int tk_max_threads()
+
+
+#: Columns of one op row: kind, nloops, 3 slots, 3 offsets, then extents and the three stride rows.
+MAXL = TK_MAXL
+OP_WIDTH = 8 + 4 * TK_MAXL
+
 
 def openmp_threads() -> int:
-    """Number of OpenMP threads the kernels will use (1 without OpenMP)."""
-    cdef int n = 1
+    """Number of OpenMP threads the kernels use."""
+    return tk_max_threads()
+
+
+def run(const int64_t[:, ::1] ops_i, const double[::1] ops_f, const int64_t[:, ::1] slots_i,
+        int64_t nbatch, int64_t scratch_per_thread, int nthreads=0):
+    """Run ``ops`` for every batch element ``0 <= i < nbatch``.
+
+    ``slots_i`` rows are ``(address or 0, batch stride, scratch offset)``
+    (element units); a zero address marks a per-thread scratch slot."""
+    cdef int nops = ops_i.shape[0]
+    cdef int nslots = slots_i.shape[0]
+    cdef int q, r, l, L
+    cdef int64_t i
+    cdef tk_op *ops = <tk_op *> malloc(max(nops, 1) * sizeof(tk_op))
+    cdef tk_slot *slots = <tk_slot *> malloc(max(nslots, 1) * sizeof(tk_slot))
+    cdef double *scratch = NULL
+    cdef int nt
+    cdef int64_t chunk, nchunks
+    cdef bint chunked = nops == 1 and scratch_per_thread == 0
+    if ops == NULL or slots == NULL:
+        free(ops)
+        free(slots)
+        raise MemoryError()
+    if ops_i.shape[1] != OP_WIDTH:
+        free(ops)
+        free(slots)
+        raise ValueError("op rows have the wrong width")
+    for q in range(nops):
+        L = <int> ops_i[q, 1]
+        if L < 0 or L > TK_MAXL - 1:
+            free(ops)
+            free(slots)
+            raise ValueError("too many loops in one op")
+        ops[q].kind = <int32_t> ops_i[q, 0]
+        ops[q].nloops = L
+        for r in range(3):
+            ops[q].slot[r] = <int32_t> ops_i[q, 2 + r]
+            ops[q].off[r] = ops_i[q, 5 + r]
+        ops[q].coeff = ops_f[q]
+        for l in range(TK_MAXL):
+            ops[q].ext[l] = ops_i[q, 8 + l]
+            ops[q].st[0][l] = ops_i[q, 8 + TK_MAXL + l]
+            ops[q].st[1][l] = ops_i[q, 8 + 2 * TK_MAXL + l]
+            ops[q].st[2][l] = ops_i[q, 8 + 3 * TK_MAXL + l]
+    for q in range(nslots):
+        slots[q].base = <double *> <intptr_t> slots_i[q, 0]
+        slots[q].bstride = slots_i[q, 1]
+        slots[q].soff = slots_i[q, 2]
+    nt = nthreads if nthreads > 0 else tk_max_threads()
+    if nbatch < nt:
+        nt = <int> max(nbatch, 1)
+    if scratch_per_thread > 0:
+        scratch = <double *> malloc(nt * scratch_per_thread * sizeof(double) + 64)
+        if scratch == NULL:
+            free(ops)
+            free(slots)
+            raise MemoryError()
+    # more chunks than threads, handed out dynamically: a core busy with another
+    # process must not hold up the whole op (static halves would)
+    nchunks = min(nbatch, 8 * nt) if nt > 1 else 1
+    chunk = (nbatch + nchunks - 1) // nchunks
+    nchunks = (nbatch + chunk - 1) // chunk if nbatch > 0 else 0
     try:
-        import os
-        n = len(os.sched_getaffinity(0))
-    except Exception:
-        pass
-    return n
+        with nogil:
+            if chunked:
+                for i in prange(nchunks, schedule="dynamic", num_threads=nt):
+                    tk_run_chunk(ops, slots, i * chunk, min(nbatch, (i + 1) * chunk))
+            elif nt <= 1:
+                for i in range(nbatch):
+                    tk_run_element(ops, nops, slots, i, _aligned(scratch))
+            else:
+                for i in prange(nbatch, schedule="dynamic", chunksize=16, num_threads=nt):
+                    tk_run_element(ops, nops, slots, i,
+                                   _aligned(scratch) + threadid() * scratch_per_thread
+                                   if scratch != NULL else NULL)
+    finally:
+        free(ops)
+        free(slots)
+        free(scratch)
+
+
+cdef inline double *_aligned(double *p) noexcept nogil:
+    """The first 64-byte boundary at or after ``p``."""
+    if p == NULL:
+        return NULL
+    return <double *> ((<intptr_t> p + 63) & ~(<intptr_t> 63))

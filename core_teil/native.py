@@ -1,0 +1,390 @@
+"""The native engine (issue 5): proved programs, planned from the semantics, run by Cython kernels.
+
+``compile(program, params, pad)`` returns a :class:`Kernel`; ``kernel(**inputs)``
+returns the output allocations, as :func:`core_teil.eval.evaluate` does.  On
+the way:
+
+1. **Safety by proof.**  The program is proved for the given parameter values
+   and pad by :func:`core_teil.prove.prove` (cached by program hash); a
+   refuted obligation makes ``compile`` refuse (:class:`NativeRefused`, exit 1),
+   an unknown one raises :class:`~core_teil.errors.TeilUnknown` (exit 3).
+   Only then may the kernels run without bounds checks.
+2. **Planning** (:mod:`core_teil.planner`): each statement's normal form comes
+   from eval.py's equations run with the planning interpretation; terms are
+   scheduled as contraction steps in an order chosen by cost.
+3. **Translation validation** (:mod:`core_teil.plan_check`): the plan's index
+   maps are checked against eval.py's Z3 denotation, its contraction steps
+   against the laws of Σ, and every op descriptor against the buffers it
+   addresses, before any op runs.
+4. **Execution**: ``core_teil._native.run`` executes the op descriptors
+   (OpenMP over a batch label), ``numpy.matmul`` the BLAS-shaped steps.
+
+Fidelity (SPEC.md section 4): St-Stmt (each statement writes a new buffer
+version, so ``A = add A (transp 1 A)`` reads only the old ``A``); controlled
+division; NaN for • and for allocations never supplied nor written; scalars,
+extents of 1 and rank-0 results.  With ``pad=M`` every buffer is padded to
+multiples of ``M`` and 64-byte aligned, the kernels run over the padded
+extents, and results are returned at their declared shapes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _native
+from .errors import TeilError, TeilInputError, TeilUnknown
+from .eval import ArrayInterpretation, as_input, check_memory, infer_params, needed_inputs
+from .planner import Buffer, Call, Definition, Operand, Plan, Temp, blas_groups, fold, plan
+from .syntax import Program
+from .typing import TypedProgram, check_program
+
+__all__ = ["Kernel", "NativeRefused", "compile", "openmp_threads"]
+
+
+class NativeRefused(TeilError):
+    """The native engine refuses a program whose obligations are not all proved (exit 1)."""
+
+    exit_code = 1
+    kind = "refused"
+
+
+def openmp_threads() -> int:
+    return _native.openmp_threads()
+
+
+# --------------------------------------------------------------------------
+# Proofs, cached by program hash
+# --------------------------------------------------------------------------
+
+_PROOFS: dict[str, Any] = {}
+_PROOF_CACHE_SIZE = 256
+
+
+def program_hash(program: Program, params: Mapping[str, int], pad: int | None) -> str:
+    """A key for one proof: the program (without spans), the parameter values, the pad."""
+    text = repr((program.dialect, program.decls, program.stmts, sorted(params.items()), pad))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _status(o: Any) -> str:
+    s = getattr(o, "status", None)
+    return str(getattr(s, "value", s))
+
+
+def certify(program: Program, params: Mapping[str, int], pad: int | None) -> Any:
+    """Prove the program for these parameters and pad, or refuse to run it.
+
+    This comes before type checking: an ill-typed program is refused with the
+    prover's refuted ``typing`` obligation and its counterexample."""
+    key = program_hash(program, params, pad)
+    report = _PROOFS.get(key)
+    if report is None:
+        from .prove import prove
+
+        report = prove(program, dict(params), pad)
+        if len(_PROOFS) >= _PROOF_CACHE_SIZE:
+            _PROOFS.pop(next(iter(_PROOFS)))
+        _PROOFS[key] = report
+    if report.ok:
+        return report
+    bad = [o for o in report.obligations if _status(o) != "proved"]
+    refuted = [o for o in bad if _status(o) == "refuted"]
+    where = program.stmts[0].span if program.stmts else getattr(program.allocs[0], "span", None) \
+        if program.allocs else None
+    if refuted:
+        o = refuted[0]
+        cex = getattr(o, "counterexample", None)
+        why = getattr(cex, "what", None) or (str(cex) if cex else "")
+        at = getattr(cex, "params", None)
+        names = ", ".join(dict.fromkeys(str(x.name) for x in refuted))
+        raise NativeRefused(
+            f"the native engine runs only proved programs: obligation {names} refuted"
+            + (f" ({why})" if why else "") + (f" at {at}" if at else ""),
+            getattr(o, "span", None) or where or _no_span(), getattr(o, "name", None))
+    names = ", ".join(getattr(o, "name", "?") for o in bad) or "the report is not ok"
+    raise TeilUnknown(f"the native engine runs only proved programs: not proved: {names}",
+                      where or _no_span(), "prove")
+
+
+def _no_span() -> Any:
+    from .errors import NO_SPAN
+
+    return NO_SPAN
+
+
+# --------------------------------------------------------------------------
+# Compiled plans
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class CompiledCall:
+    call: Call
+    ops_i: np.ndarray
+    ops_f: np.ndarray
+
+
+@dataclass
+class Compiled:
+    typed: TypedProgram
+    plan: Plan
+    calls: list[list[CompiledCall]]
+    last_use: list[list[Buffer]]  # buffers no statement after this one reads
+
+
+def _compile_calls(p: Plan) -> list[list[CompiledCall]]:
+    out = []
+    for sp in p.stmts:
+        cc = []
+        for c in sp.calls:
+            rows = [d.row(3 * q) for q, d in enumerate(c.ops)]
+            ops_i = np.array(rows, dtype=np.int64).reshape(len(rows), _native.OP_WIDTH)
+            ops_f = np.array([d.coeff for d in c.ops], dtype=np.float64)
+            cc.append(CompiledCall(c, ops_i, ops_f))
+        out.append(cc)
+    return out
+
+
+def _buffers_read(sp: Any) -> set[Buffer]:
+    out: set[Buffer] = set()
+    for c in sp.calls:
+        ops = [o for d in c.ops for o in d.operands]
+        if c.blas is not None:
+            ops.extend(c.blas.args)
+        out.update(o.store for o in ops if isinstance(o.store, Buffer))
+    return out
+
+
+def _last_uses(p: Plan) -> list[list[Buffer]]:
+    finals = {v for v in p.final.values() if isinstance(v, Buffer)}
+    last: dict[Buffer, int] = {}
+    for s, sp in enumerate(p.stmts):
+        for b in _buffers_read(sp):
+            last[b] = s
+    out: list[list[Buffer]] = [[] for _ in p.stmts]
+    for b, s in last.items():
+        if b not in finals:
+            out[s].append(b)
+    return out
+
+
+def aligned_empty(shape: tuple[int, ...]) -> np.ndarray:
+    """An uninitialised float64 array whose data starts on a 64-byte boundary."""
+    n = max(math.prod(shape), 1)
+    raw = np.empty(n + 8, dtype=np.float64)
+    off = (-raw.ctypes.data % 64) // 8
+    return raw[off:off + math.prod(shape)].reshape(shape)
+
+
+# --------------------------------------------------------------------------
+# The kernel
+# --------------------------------------------------------------------------
+
+
+class Kernel:
+    """A compiled program: ``kernel(**inputs) -> {output name: array}``.
+
+    Parameters not given to :func:`compile` are read off the input shapes at
+    call time (as :func:`core_teil.eval.evaluate` does); each distinct set of
+    parameter values is proved, planned and checked once."""
+
+    def __init__(self, program: Program | TypedProgram, params: Mapping[str, int] | None,
+                 pad: int | None) -> None:
+        if pad is not None and (not isinstance(pad, int) or isinstance(pad, bool) or pad < 1):
+            raise TeilInputError(f"--pad {pad}: the vector length must be an integer >= 1")
+        if isinstance(program, TypedProgram):
+            self.program = program.program
+            self.params = {**program.params, **dict(params or {})}
+            typed: TypedProgram | None = program
+        else:
+            self.program = program
+            self.params = dict(params or {})
+            typed = None
+        self.pad = pad
+        self._compiled: dict[tuple, Compiled] = {}
+        if all(p in self.params for p in self.program.params):
+            self._prepare(self.params, typed)
+
+    def _prepare(self, params: dict[str, int], typed: TypedProgram | None = None) -> Compiled:
+        key = tuple(sorted(params.items()))
+        c = self._compiled.get(key)
+        if c is not None:
+            return c
+        certify(self.program, params, self.pad)
+        if typed is None or typed.params != params:
+            typed = check_program(self.program, params)
+        p = plan(typed, self.pad)
+        from .plan_check import check_plan
+
+        check_plan(p)
+        c = Compiled(typed, p, _compile_calls(p), _last_uses(p))
+        self._compiled[key] = c
+        return c
+
+    @property
+    def plans(self) -> list[Plan]:
+        return [c.plan for c in self._compiled.values()]
+
+    def __call__(self, **inputs: Any) -> dict[str, np.ndarray]:
+        params = infer_params(self.program, inputs, self.params)
+        c = self._prepare(params)
+        arrays = self._inputs(c.typed, inputs)
+        return self._run(c, arrays)
+
+    # -- inputs (the checks of eval.initial_store, without building a store) --
+
+    def _inputs(self, typed: TypedProgram, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        program = typed.program
+        interp = ArrayInterpretation(typed)
+        check_memory(typed, interp, self.pad)
+        allowed = {a.name for a in program.inputs()}
+        for name in inputs:
+            a = program.alloc(name)
+            if a is None:
+                raise TeilInputError(f"input {name!r}: the program allocates no {name!r}")
+            if name not in allowed:
+                raise TeilInputError(f"input {name!r}: allocation {name!r} is not declared `input`", a.span)
+        must = {a.name for a in program.allocs if a.qual == "input"} if program.qualified \
+            else needed_inputs(program)
+        from .shapes import format_shape
+
+        for a in program.allocs:
+            if a.name in must and a.name not in inputs:
+                raise TeilInputError(f"missing input {a.name!r} : {format_shape(a.shape)}", a.span)
+        out: dict[str, np.ndarray] = {}
+        for a in program.allocs:
+            if a.name not in inputs:
+                continue
+            shape = tuple(interp.extent(d) for d in a.shape)
+            value = inputs[a.name]
+            arr = value if isinstance(value, np.ndarray) else None
+            if arr is None or arr.dtype != np.float64 or arr.shape != shape:
+                arr = as_input(a.name, value, shape, a)  # the reference's checks and messages
+            out[a.name] = arr if arr.flags.c_contiguous else arr.copy()  # (ascontiguousarray makes 0-d 1-d)
+        return out
+
+    def _initial(self, buf: Buffer, arrays: Mapping[str, np.ndarray], typed: TypedProgram) -> np.ndarray:
+        """μ_allocs (Fig. 9) / report Fig. 13: the input in place, • elsewhere, 0 in the padding."""
+        a = typed.program.alloc(buf.name)
+        assert a is not None
+        interp = ArrayInterpretation(typed)
+        shape = tuple(interp.extent(d) for d in a.shape)
+        given = arrays.get(buf.name)
+        if self.pad is None and given is not None:
+            return given
+        arr = aligned_empty(buf.shape)
+        if shape != buf.shape:
+            arr.fill(0.0)
+        region = tuple(slice(0, n) for n in shape)
+        if given is not None:
+            arr[region] = given
+        else:
+            arr[region] = np.nan
+        return arr
+
+    # -- running the plan --------------------------------------------------------
+
+    def _run(self, c: Compiled, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        typed, p = c.typed, c.plan
+        store: dict[Buffer, np.ndarray] = {}
+
+        def array_of(buf: Buffer) -> np.ndarray:
+            arr = store.get(buf)
+            if arr is None:
+                if buf.kind == "initial":
+                    arr = self._initial(buf, arrays, typed)
+                elif buf.kind == "mask":
+                    arr = (np.arange(1, buf.shape[0] + 1) <= buf.limit).astype(np.float64)
+                else:
+                    raise AssertionError(f"buffer {buf!r} read before it was written")
+                store[buf] = arr
+            return arr
+
+        for s, (sp, calls) in enumerate(zip(p.stmts, c.calls, strict=True)):
+            assert sp.nf.target is not None
+            target = aligned_empty(sp.nf.target.shape)
+            store[sp.nf.target] = target
+            temps: dict[Temp, np.ndarray] = {}
+            for cc in calls:
+                run_call(cc, store, temps, array_of)
+            del temps
+            for b in c.last_use[s]:
+                store.pop(b, None)
+        out: dict[str, np.ndarray] = {}
+        interp = ArrayInterpretation(typed)
+        for a in typed.program.outputs():
+            shape = tuple(interp.extent(d) for d in a.shape)
+            v = p.final[a.name]
+            assert not isinstance(v, Definition), "the final value of an output is materialised"
+            region = tuple(slice(0, n) for n in shape)
+            arr = array_of(v)
+            if v.kind == "initial":
+                arr = np.array(arr[region], dtype=np.float64)  # never hand back the caller's array
+            else:
+                arr = arr[region] if self.pad is not None else arr
+            out[a.name] = arr
+        return out
+
+
+def _address(o: Operand, store: Mapping[Buffer, np.ndarray], temps: Mapping[Temp, np.ndarray],
+             array_of: Any) -> tuple[int, int]:
+    s = o.store
+    if isinstance(s, Temp):
+        if s.scratch:
+            return 0, s.offset
+        return temps[s].ctypes.data, 0
+    return array_of(s).ctypes.data, 0
+
+
+def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp, np.ndarray],
+             array_of: Any) -> None:
+    call = cc.call
+    for t in call.temps:
+        temps[t] = aligned_empty(t.shape)
+    if call.blas is not None:
+        run_blas(call, store, temps, array_of)
+        return
+    slots = np.zeros((3 * len(call.ops), 3), dtype=np.int64)
+    for q, d in enumerate(call.ops):
+        for r, o in enumerate(d.operands):
+            addr, soff = _address(o, store, temps, array_of)
+            slots[3 * q + r] = (addr, d.batch_strides[r] if not (isinstance(o.store, Temp) and o.store.scratch)
+                                else 0, soff)
+    _native.run(cc.ops_i, cc.ops_f, slots, call.nbatch, call.scratch)
+
+
+def _view(o: Operand, order: list, arr: np.ndarray) -> np.ndarray:
+    off, st = fold(o)
+    flat = arr.reshape(-1)
+    return np.lib.stride_tricks.as_strided(flat[off:], shape=tuple(lab.bound for lab in order),
+                                           strides=tuple(8 * st.get(lab, 0) for lab in order),
+                                           writeable=False)
+
+
+def run_blas(call: Call, store: dict[Buffer, np.ndarray], temps: dict[Temp, np.ndarray], array_of: Any) -> None:
+    step = call.blas
+    assert step is not None
+    batch, i, j, k = blas_groups(step)
+
+    def arr(o: Operand) -> np.ndarray:
+        return temps[o.store] if isinstance(o.store, Temp) else array_of(o.store)
+
+    nb = math.prod(x.bound for x in batch)
+    ni, nj, nk = (math.prod(x.bound for x in g) for g in (i, j, k))
+    shape_a, shape_b, shape_o = ((nb, ni, nk), (nb, nk, nj), (nb, ni, nj)) if nb > 1 else \
+        ((ni, nk), (nk, nj), (ni, nj))
+    a = _view(step.args[0], batch + i + k, arr(step.args[0])).reshape(shape_a)
+    b = _view(step.args[1], batch + k + j, arr(step.args[1])).reshape(shape_b)
+    np.matmul(a, b, out=arr(step.out).reshape(shape_o))
+
+
+def compile(program_or_typed: Program | TypedProgram, params: Mapping[str, int] | None = None,
+            pad: int | None = None) -> Kernel:
+    """SPEC.md section 6: ``ct.compile(program, params, pad)(**inputs)``."""
+    return Kernel(program_or_typed, params, pad)

@@ -1,0 +1,326 @@
+"""The native engine (issue 5): agreement with the reference evaluator, refusal, plan checks.
+
+The differential tests draw random well-typed programs over every operator
+(``tests/wellformed.py``), with self-assignments, zeros in divisors and
+allocations that read as •, and require ``core_teil.native`` to agree with
+``core_teil.eval.evaluate`` unpadded and padded: same NaN positions, values
+equal up to reassociation rounding.  Hand-written cases add rank 5, extents
+of 1 and 4, rank-0 results and the St-Stmt and division corner cases.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import core_teil as ct
+from core_teil import native, planner
+from core_teil.errors import TeilError, TeilInputError, TeilUnknown
+from core_teil.eval import evaluate
+from core_teil.plan_check import PlanRejected, check_plan
+from core_teil.typing import check_program
+from tests.wellformed import well_typed_programs
+
+DIFF = settings(derandomize=True, max_examples=120, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def agree(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> None:
+    assert set(got) == set(want)
+    for name, w in want.items():
+        g = got[name]
+        assert g.shape == w.shape, name
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=f"• positions of {name}")
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9, equal_nan=True, err_msg=name)
+
+
+def both(program: ct.Program, inputs: dict, params: dict | None = None, pad: int | None = None) -> None:
+    agree(native.compile(program, params, pad)(**inputs), evaluate(program, inputs, params, pad))
+
+
+# --------------------------------------------------------------------------
+# Differential tests against the reference evaluator
+# --------------------------------------------------------------------------
+
+
+@DIFF
+@given(well_typed_programs(undefined=None, max_depth=5, max_stmts=3))
+def test_random_programs_agree_with_reference(case):
+    for pad in (None, 2, 4):
+        both(case.program, case.inputs, case.params, pad)
+
+
+CASES = [
+    # St-Stmt: the right-hand side reads only the old A
+    ("alloc A : [3, 3]\nA = add A (transp 1 A)\n", {"A": np.arange(9.0).reshape(3, 3)}),
+    ("lang full\nalloc A : [2, 3, 2]\nA = sub (transp 1 3 A) (mul A A)\nA = mul A (transp 1 3 A)\n",
+     {"A": np.arange(12.0).reshape(2, 3, 2) - 5}),
+    # controlled division: 0/0 = 0, 0/• = 0, v/0 = •
+    ("alloc A : [4]\nalloc B : [4]\nalloc C : [4]\nC = div A B\n",
+     {"A": np.array([0.0, 0.0, 1.0, -2.0]), "B": np.array([0.0, np.nan, 0.0, 4.0])}),
+    # • from an allocation never supplied nor written, absorbed by + and *, not by 0/•
+    ("input alloc A : [3]\nalloc U : [3]\noutput alloc C : [3]\noutput alloc D : [3]\n"
+     "C = add A (mul A U)\nD = div (sub A A) U\n", {"A": np.array([1.0, 0.0, 2.0])}),
+    # scalars and rank-0 results
+    ("input alloc s : []\ninput alloc A : [3, 2]\noutput alloc t : []\noutput alloc B : [3, 2]\n"
+     "t = red (red (mul s A))\nB = div A s\n", {"s": np.array(2.0), "A": np.arange(6.0).reshape(3, 2)}),
+    ("input alloc A : [4, 4]\noutput alloc t : []\nt = contr A\n", {"A": np.arange(16.0).reshape(4, 4)}),
+    # extents of 1, expa and proj
+    ("lang full\ninput alloc A : [1, 4]\noutput alloc B : [4, 1, 3]\nB = expa 3 3 (transp 1 2 A)\n",
+     {"A": np.arange(4.0).reshape(1, 4)}),
+    ("lang full\ninput alloc A : [4, 3, 1]\noutput alloc B : [3]\nB = proj 2 1 (proj 1 4 A)\n",
+     {"A": np.arange(12.0).reshape(4, 3, 1)}),
+    # rank 5, with a diagonal, a contraction and a reduction
+    ("lang full\ninput alloc A : [2, 3, 2, 4, 3]\ninput alloc B : [4, 2]\noutput alloc C : [2, 2]\n"
+     "C = contr 2 3 (contr 3 5 (diag 1 3 (prod A B)))\n",
+     {"A": np.arange(144.0).reshape(2, 3, 2, 4, 3) % 7 - 3, "B": np.arange(8.0).reshape(4, 2) - 4}),
+    # a value read twice is materialised; read once, inlined
+    ("alloc A : [3, 3]\nalloc B : [3, 3]\nalloc C : [3, 3]\nB = mul A A\nC = add B (transp 1 B)\n",
+     {"A": np.arange(9.0).reshape(3, 3)}),
+    # the sum of a product of sums (a SumAtom), and a sum over a broadcast label
+    ("input alloc A : [3]\ninput alloc B : [3]\noutput alloc C : [3]\noutput alloc s : []\n"
+     "C = mul (add A B) (sub A B)\ns = red (red (expa 3 A))\n", {"A": np.arange(3.0), "B": np.ones(3)}),
+]
+
+
+@pytest.mark.parametrize("pad", [None, 1, 3, 8])
+@pytest.mark.parametrize("text,inputs", CASES)
+def test_corner_cases_agree_with_reference(text, inputs, pad):
+    both(ct.parse(text), inputs, None, pad)
+
+
+def test_self_assignment_reads_the_old_value():
+    p = ct.parse("alloc A : [2, 2]\nA = add A (transp 1 A)\n")
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(native.compile(p)(A=a)["A"], a + a.T)
+
+
+def test_undefined_allocation_reads_as_nan():
+    p = ct.parse("input alloc A : [2]\nalloc U : [2]\noutput alloc C : [2]\noutput alloc D : [2]\n"
+                 "output alloc F : [2]\noutput alloc U2 : [2]\nC = div A U\nD = div (mul A U) A\n"
+                 "F = div (sub A A) U\nU2 = U\n")
+    out = native.compile(p)(A=np.array([0.0, 1.0]))
+    np.testing.assert_array_equal(out["C"], [0.0, np.nan])  # 0/• = 0, 1/• = •
+    np.testing.assert_array_equal(out["D"], [np.nan, np.nan])  # (0·•)/0 = •/0 = •
+    np.testing.assert_array_equal(out["F"], [0.0, 0.0])
+    assert np.isnan(out["U2"]).all()
+
+
+def test_examples_agree_at_small_sizes():
+    rng = np.random.default_rng(1)
+    runs = [
+        ("examples/interp.teil", {"E": 3, "m": 2, "n": 3}, {"A": (2, 3), "u": (3, 3, 3, 3)}),
+        ("examples/interp_nested.teil", {"E": 3, "m": 2, "n": 3}, {"A": (2, 3), "u": (3, 3, 3, 3)}),
+        ("examples/helm.teil", {"E": 2, "n": 3}, {"S": (3, 3), "D": (3, 3, 3), "u": (2, 3, 3, 3)}),
+        ("examples/mttkrp.teil", {"I": 3, "J": 2, "K": 4, "L": 2}, {"B": (3, 4, 2), "C": (4, 2), "D": (2, 2)}),
+        ("examples/bmm.teil", {"nb": 3, "ni": 2, "nj": 4, "nk": 3}, {"A": (3, 2, 3), "B": (3, 3, 4)}),
+        ("examples/tvm_transposed_matmul.teil", {"m": 3, "n": 2, "h": 4}, {"A": (4, 3), "B": (4, 2)}),
+    ]
+    for path, params, shapes in runs:
+        inputs = {k: rng.standard_normal(s) for k, s in shapes.items()}
+        for pad in (None, 4):
+            both(ct.load(path), inputs, params, pad)
+
+
+def test_blas_steps_agree():
+    # large enough for the GEMM steps to go to numpy.matmul (planner.BLAS_MIN_VOLUME)
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((70, 80)), rng.standard_normal((80, 60))
+    k = native.compile(ct.load("examples/matmul.teil"), {"l": 70, "m": 80, "n": 60})
+    assert any(c.blas is not None for sp in k.plans[0].stmts for c in sp.calls)
+    np.testing.assert_allclose(k(A=a, B=b)["C"], a @ b, rtol=1e-12, atol=1e-12)
+    t = native.compile(ct.load("examples/tvm_transposed_matmul.teil"), {"m": 70, "n": 60, "h": 80})
+    a2 = rng.standard_normal((80, 70))
+    np.testing.assert_allclose(t(A=a2, B=b)["C"], a2.T @ b, rtol=1e-12, atol=1e-12)
+    big = ct.load("examples/mttkrp.teil")
+    params = {"I": 20, "J": 70, "K": 60, "L": 70}
+    inputs = {"B": rng.standard_normal((20, 60, 70)), "C": rng.standard_normal((60, 70)),
+              "D": rng.standard_normal((70, 70))}
+    both(big, inputs, params)
+
+
+def test_params_are_read_off_the_inputs():
+    k = native.compile(ct.load("examples/matmul.teil"))
+    out = k(A=np.ones((2, 3)), B=np.ones((3, 4)))
+    np.testing.assert_array_equal(out["C"], np.full((2, 4), 3.0))
+    assert k(A=np.ones((1, 1)), B=np.ones((1, 5)))["C"].shape == (1, 5)
+
+
+# --------------------------------------------------------------------------
+# Safety by proof: refusal
+# --------------------------------------------------------------------------
+
+
+def test_refuted_obligation_is_refused():
+    p = ct.parse("param n, m\ninput alloc A : [n]\noutput alloc B : [m]\nB = A\n")
+    with pytest.raises(native.NativeRefused) as info:
+        native.compile(p, {"n": 2, "m": 3})
+    assert info.value.exit_code == 1
+    assert "typing" in str(info.value) and info.value.rule == "typing"
+
+
+@dataclasses.dataclass
+class _Ob:
+    name: str
+    status: str
+    counterexample: object = None
+
+
+@dataclasses.dataclass
+class _Report:
+    obligations: tuple
+
+    @property
+    def ok(self) -> bool:
+        return all(o.status == "proved" for o in self.obligations)
+
+
+def test_refusal_names_the_refuted_obligation(monkeypatch):
+    import core_teil.prove as prove_mod
+
+    p = ct.parse("alloc A : [2]\nA = add A A\n")
+    monkeypatch.setattr(prove_mod, "prove", lambda *a, **k: _Report(
+        (_Ob("reads-in-bounds", "proved"), _Ob("padding-simulation", "refuted"))))
+    monkeypatch.setattr(native, "_PROOFS", {})
+    with pytest.raises(native.NativeRefused, match="padding-simulation"):
+        native.compile(p, {}, 4)
+    monkeypatch.setattr(prove_mod, "prove", lambda *a, **k: _Report((_Ob("padding-simulation", "unknown"),)))
+    monkeypatch.setattr(native, "_PROOFS", {})
+    with pytest.raises(TeilUnknown, match="padding-simulation"):
+        native.compile(p, {}, 4)
+
+
+def test_proofs_are_cached_by_program_hash(monkeypatch):
+    import core_teil.prove as prove_mod
+
+    calls = []
+    real = prove_mod.prove
+    monkeypatch.setattr(prove_mod, "prove", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(native, "_PROOFS", {})
+    text = "alloc A : [2]\nA = add A A\n"
+    native.compile(ct.parse(text), {})
+    native.compile(ct.parse("# same program\n" + text), {})
+    native.compile(ct.parse(text), {}, 2)
+    assert len(calls) == 2
+
+
+# --------------------------------------------------------------------------
+# The plan check rejects corrupted plans
+# --------------------------------------------------------------------------
+
+
+def _plan(path: str, params: dict, pad: int | None = None) -> planner.Plan:
+    p = planner.plan(check_program(ct.load(path), params), pad)
+    check_plan(p)  # the uncorrupted plan passes
+    return p
+
+
+def _leaf_operands(p: planner.Plan):
+    return [o for sp in p.stmts for s in sp.lowering.steps for o in s.args if o.leaf is not None]
+
+
+def test_plan_check_rejects_a_transposed_index_map():
+    # same extents everywhere, so the corrupted read stays in bounds: only Z3's
+    # comparison with eval.py's read can tell it is the wrong element
+    p = _plan("examples/tvm_transposed_matmul.teil", {"m": 3, "n": 3, "h": 3})
+    op = _leaf_operands(p)[0]
+    bad = tuple(reversed(op.leaf.index))
+    object.__setattr__(op.leaf, "index", bad)  # the normal form's leaf itself
+    op.index = bad
+    with pytest.raises(PlanRejected, match="index map"):
+        check_plan(p)
+
+
+def test_plan_check_rejects_an_operand_that_differs_from_its_leaf():
+    p = _plan("examples/matmul.teil", {"l": 2, "m": 3, "n": 4})
+    op = _leaf_operands(p)[0]
+    op.index = tuple(reversed(op.index or ()))
+    with pytest.raises(PlanRejected, match="index map"):
+        check_plan(p)
+
+
+def test_plan_check_rejects_an_early_summation():
+    p = _plan("examples/interp_nested.teil", {"E": 2, "m": 2, "n": 3})
+    low = p.stmts[0].lowering
+    step = next(s for s in low.steps if isinstance(s.out.store, planner.Temp))
+    # drop a label the rest of the term still needs: it would be summed too early
+    needed = next(lab for lab in step.out.store.labels if lab.role == "red")
+    step.out.store.labels = step.out.store.labels - {needed}
+    with pytest.raises(PlanRejected, match="Σ"):
+        check_plan(p)
+
+
+def test_plan_check_rejects_a_dropped_factor():
+    p = _plan("examples/helm.teil", {"E": 2, "n": 2})
+    sch = next(s for sp in p.stmts for s in sp.lowering.schedules if len(s.steps) >= 2)
+    sch.steps.pop(0)
+    with pytest.raises(PlanRejected):
+        check_plan(p)
+
+
+def test_plan_check_rejects_a_descriptor_beyond_its_buffer():
+    p = _plan("examples/bmm.teil", {"nb": 3, "ni": 2, "nj": 4, "nk": 3})
+    d = next(d for sp in p.stmts for c in sp.calls for d in c.ops if d.kind == "mac2")
+    ext, *strides = d.loops[0]
+    d.loops = ((ext + 1, *strides), *d.loops[1:])
+    with pytest.raises(PlanRejected, match="descriptor"):
+        check_plan(p)
+
+
+def test_plan_check_rejects_a_wrong_coefficient():
+    p = _plan("examples/matmul.teil", {"l": 2, "m": 3, "n": 4})
+    p.stmts[0].lowering.schedules[0].steps[-1].coeff = -1.0
+    with pytest.raises(PlanRejected):
+        check_plan(p)
+
+
+# --------------------------------------------------------------------------
+# Inputs (the checks of the reference engine) and the CLI
+# --------------------------------------------------------------------------
+
+
+def test_input_errors_are_teil_errors():
+    k = native.compile(ct.load("examples/matmul.teil"), {"l": 2, "m": 3, "n": 4})
+    with pytest.raises(TeilInputError, match="missing input"):
+        k(A=np.ones((2, 3)))
+    with pytest.raises(TeilInputError, match="shape"):
+        k(A=np.ones((3, 2)), B=np.ones((3, 4)))
+    with pytest.raises(TeilInputError, match="allocates no"):
+        k(A=np.ones((2, 3)), B=np.ones((3, 4)), Z=np.ones(1))
+    with pytest.raises(TeilInputError, match="not declared"):
+        k(A=np.ones((2, 3)), B=np.ones((3, 4)), C=np.ones((2, 4)))
+    with pytest.raises(TeilInputError, match="dtype"):
+        k(A=np.array([["x"] * 3] * 2), B=np.ones((3, 4)))
+    with pytest.raises(TeilInputError, match="pad"):
+        native.compile(ct.load("examples/matmul.teil"), None, 0)
+    assert native.compile(ct.load("examples/matmul.teil"))(A=np.ones((2, 3), dtype=np.int32),
+                                                            B=np.ones((3, 4)))["C"][0, 0] == 3.0
+
+
+def test_padded_outputs_have_declared_shapes_and_inputs_are_not_aliased():
+    p = ct.parse("alloc A : [3, 5]\nalloc B : [5]\nB = red A\n")
+    a = np.arange(15.0).reshape(3, 5)
+    out = native.compile(p, None, 4)(A=a)
+    assert out["A"].shape == (3, 5) and out["B"].shape == (5,)
+    out["A"][0, 0] = 99.0
+    assert a[0, 0] == 0.0
+
+
+def test_cli_run_native_engine(tmp_path):
+    from core_teil.cli import default_engine, main
+
+    assert default_engine() == "native"
+    np.save(tmp_path / "A.npy", np.arange(6.0).reshape(2, 3))
+    np.save(tmp_path / "B.npy", np.arange(12.0).reshape(3, 4))
+    out = tmp_path / "out.npz"
+    code = main(["run", "examples/matmul.teil", "--input", f"A={tmp_path / 'A.npy'}", "--input",
+                 f"B={tmp_path / 'B.npy'}", "--engine", "native", "--pad", "8", "--output", str(out)])
+    assert code == 0
+    np.testing.assert_allclose(np.load(out)["C"], np.arange(6.0).reshape(2, 3) @ np.arange(12.0).reshape(3, 4))
+
+
+def test_errors_derive_from_teil_error():
+    assert issubclass(native.NativeRefused, TeilError) and issubclass(PlanRejected, TeilError)
