@@ -63,9 +63,12 @@ def parse_params(items: Sequence[str] | None) -> dict[str, int] | None:
             if not sep or not name:
                 raise TeilInputError(f"--param {part!r}: expected NAME=INTEGER, e.g. --param n=7")
             try:
-                out[name] = int(value)
+                number = int(value)
             except ValueError:
                 raise TeilInputError(f"--param {part!r}: {value!r} is not an integer") from None
+            if out.get(name, number) != number:
+                raise TeilInputError(f"--param {name} is given twice, as {out[name]} and {number}")
+            out[name] = number
     return out
 
 
@@ -76,11 +79,13 @@ def load_array_file(path: str) -> dict[str, np.ndarray] | np.ndarray:
             magic = fh.read(6)
         if not (magic.startswith(b"\x93NUMPY") or magic.startswith(b"PK")):
             raise TeilInputError(f"{path}: not a readable .npy/.npz file (no numpy header)")
-        data = np.load(path, allow_pickle=False)
-        if isinstance(data, np.lib.npyio.NpzFile):
-            with data:
-                return {k: np.asarray(data[k]) for k in data.files}
-        return np.asarray(data)
+        if magic.startswith(b"PK"):
+            check_archive_sizes(path)
+            with np.load(path, allow_pickle=False) as archive:
+                return {k: np.asarray(archive[k]) for k in archive.files}
+        # Memory-mapped, so a header that claims a huge shape is compared with
+        # the declared shape before any data is read.
+        return np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
         raise TeilInputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -92,6 +97,30 @@ def load_array_file(path: str) -> dict[str, np.ndarray] | np.ndarray:
         raise TeilInputError(f"{path}: not a readable .npy/.npz file ({exc})") from None
     except (OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
         raise TeilInputError(f"{path}: not a readable .npy/.npz file ({exc})") from None
+
+
+def check_archive_sizes(path: str) -> None:
+    """Refuse an .npz member whose header claims more bytes than the engines may use."""
+    from .inputs import human_bytes, memory_budget
+
+    budget = memory_budget()
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            with zf.open(info) as fh:
+                try:
+                    version = np.lib.format.read_magic(fh)
+                    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                                   else np.lib.format.read_array_header_2_0)
+                    shape, _, dtype = read_header(fh)
+                except (ValueError, OSError):
+                    continue  # np.load reports a malformed member with its own message
+            nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if nbytes > budget:
+                raise TeilInputError(f"{path}: member {info.filename} claims shape {list(shape)}, "
+                                     f"{nbytes:,} bytes ({human_bytes(nbytes)}), more than the {budget:,} "
+                                     f"bytes the engines may use")
 
 
 def parse_inputs(items: Sequence[str] | None, program: Program) -> dict[str, np.ndarray]:
@@ -242,7 +271,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     inputs = parse_inputs(args.input, program)
     params = infer_params(program, inputs, parse_params(args.param))
     typed = check_program(program, params)
-    print(trace(typed, args.at, inputs if args.values or inputs else None))
+    print(trace(typed, args.at, inputs if args.values or inputs else None, pad=args.pad))
     return EXIT_OK
 
 
@@ -288,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     params(p)
     p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")
     p.add_argument("--values", action="store_true", help="also evaluate with the given inputs")
+    p.add_argument("--pad", type=int, metavar="M", help="trace the padded semantics (multiples of M)")
     return ap
 
 

@@ -27,8 +27,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from .errors import NO_SPAN, TeilError, TeilInputError, TeilResourceError
-from .shapes import format_shape
+from .errors import NO_SPAN, TeilError, TeilInputError
+from .inputs import infer_params, validate_inputs
 from .syntax import (
     Contr,
     ContrAt,
@@ -314,102 +314,19 @@ class ArrayInterpretation:
         return new
 
 
-#: Refuse allocations whose total exceeds this many bytes (half the machine's memory).
-def memory_budget() -> int:
-    try:
-        return int(os_sysconf("SC_PHYS_PAGES") * os_sysconf("SC_PAGE_SIZE") // 2)
-    except (ValueError, OSError, AttributeError):
-        return 8 << 30
-
-
-def os_sysconf(name: str) -> int:
-    import os
-
-    return os.sysconf(name)
-
-
-def _human(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
-        if n < 1024 or unit == "EiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{n} B"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
-
-
-def check_memory(typed: TypedProgram, interp: ArrayInterpretation, pad: int | None) -> None:
-    """An allocation too large to hold is refused with its byte count, not a MemoryError."""
-    budget = memory_budget()
-    total = 0
-    for a in typed.program.allocs:
-        dims = [interp.extent(d) for d in a.shape]
-        if pad is not None:
-            dims = [interp.ceil(n, pad) for n in dims]
-        nbytes = 8 * math.prod(dims)
-        total += nbytes
-        if nbytes > budget or total > budget:
-            raise TeilResourceError(
-                f"allocation {a.name} : {format_shape(tuple(dims))} needs {nbytes:,} bytes "
-                f"({_human(nbytes)}); all allocations together need {total:,}+ bytes, more than the "
-                f"{budget:,} bytes this engine may use", a.span, "S-Var")
-
-
-def needed_inputs(program: Program) -> set[str]:
-    """Allocations read (somewhere in a statement) before any statement writes them."""
-    from .syntax import walk
-
-    written: set[str] = set()
-    needed: set[str] = set()
-    for s in program.stmts:
-        needed |= {v.name for v in walk(s.expr) if isinstance(v, Var) and v.name not in written}
-        written.add(s.target)
-    return needed
-
-
 def initial_store(typed: TypedProgram, interp: ArrayInterpretation, inputs: Mapping[str, Any],
                   pad: int | None) -> dict[str, np.ndarray]:
     """μ_allocs (Fig. 9) / report Fig. 13 (d-pad-var): inputs in place, • elsewhere, 0 in the padding."""
-    program = typed.program
-    # Any allocation may be given an initial value (an `output` that accumulates
-    # has no other way in, since a declaration carries one qualifier); `input`
-    # ones must be.
-    for name in inputs:
-        if program.alloc(name) is None:
-            raise TeilInputError(f"input {name!r}: the program allocates no {name!r} "
-                                 f"(it allocates {', '.join(a.name for a in program.allocs) or 'nothing'})")
-    must = {a.name for a in program.allocs if a.qual == "input"} if program.qualified \
-        else needed_inputs(program)
-    for a in program.allocs:
-        if a.name in must and a.name not in inputs:
-            raise TeilInputError(f"missing input {a.name!r} : {format_shape(a.shape)}", a.span)
-    check_memory(typed, interp, pad)
+    arrays = validate_inputs(typed, inputs, interp.extent, pad)
     store: dict[str, np.ndarray] = {}
-    for a in program.allocs:
+    for a in typed.program.allocs:
         shape = tuple(interp.extent(d) for d in a.shape)
         padded = tuple(interp.ceil(n, pad) for n in shape) if pad is not None else shape
         arr = np.zeros(padded, dtype=np.float64)
         region = tuple(slice(0, n) for n in shape)
-        if a.name in inputs:
-            arr[region] = as_input(a.name, inputs[a.name], shape, a)
-        else:
-            arr[region] = UNDEFINED
+        arr[region] = arrays.get(a.name, UNDEFINED)
         store[a.name] = arr
     return store
-
-
-def as_input(name: str, value: Any, shape: tuple[int, ...], alloc: Any = None) -> np.ndarray:
-    """An input array must be numeric and of exactly the declared shape (SPEC.md section 6)."""
-    try:
-        arr = np.asarray(value)
-    except Exception as exc:  # numpy raises many kinds here; all mean "not an array"
-        raise TeilInputError(f"input {name!r} is not an array: {exc}") from None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TeilInputError(f"input {name!r} has dtype {arr.dtype}, expected float64")
-    if np.iscomplexobj(arr):
-        raise TeilInputError(f"input {name!r} is complex; Core-TeIL values are reals")
-    if arr.shape != shape:
-        raise TeilInputError(f"input {name!r} has shape {list(arr.shape)}, but the program declares "
-                             f"{name} : {format_shape(shape)}", getattr(alloc, "span", NO_SPAN))
-    return arr.astype(np.float64)
 
 
 def evaluate(program: Program | TypedProgram, inputs: Mapping[str, Any] | None = None,
@@ -417,14 +334,22 @@ def evaluate(program: Program | TypedProgram, inputs: Mapping[str, Any] | None =
     """The reference engine (SPEC.md section 6): run the program, return its outputs.
 
     With ``pad=M`` the store is padded (report section 4) and results are
-    returned at their declared shapes; they equal the unpadded ones as long
-    as the values stay finite (V is the reals: in floats ``inf · 0`` in the
-    padding is NaN, the counterexample of ``proofs/``)."""
+    returned at their declared shapes.  They equal the unpadded ones for
+    values in V = ℝ (the simulation theorem of ``proofs/``); floats add
+    ``±inf · 0 = NaN`` in the padding, so a padded run whose outputs are not
+    all finite is checked against the unpadded run (:func:`padding_agrees`)."""
     if pad is not None and (not isinstance(pad, int) or pad < 1):
         raise TeilInputError(f"--pad {pad}: the vector length must be an integer >= 1")
     inputs = dict(inputs or {})
     typed = program if isinstance(program, TypedProgram) else check_program(
         program, infer_params(program, inputs, params))
+    outputs = _run(typed, inputs, pad)
+    if pad is not None:
+        padding_agrees(outputs, lambda: _run(typed, inputs, None), pad)
+    return outputs
+
+
+def _run(typed: TypedProgram, inputs: Mapping[str, Any], pad: int | None) -> dict[str, np.ndarray]:
     interp = ArrayInterpretation(typed)
     store = initial_store(typed, interp, inputs, pad)
     final = eval_prog(Sem(typed, interp, store, pad))
@@ -435,23 +360,31 @@ def evaluate(program: Program | TypedProgram, inputs: Mapping[str, Any] | None =
     return out
 
 
-def infer_params(program: Program, inputs: Mapping[str, Any],
-                 params: dict[str, int] | None) -> dict[str, int]:
-    """Parameters not given explicitly are read off the shapes of the inputs."""
-    values = dict(params or {})
-    for a in program.allocs:
-        if a.name not in inputs:
-            continue
-        try:
-            shape = np.shape(inputs[a.name])
-        except Exception:
-            continue
-        if len(shape) != len(a.shape):
-            continue
-        for d, n in zip(a.shape, shape, strict=True):
-            if isinstance(d, str) and d not in values and d in program.params:
-                values[d] = int(n)
-    return values
+class PaddingUnsound(TeilInputError):
+    """Padded and unpadded results differ: a value was infinite, outside the theorem's V = ℝ."""
+
+    kind = "padding error"
+
+
+def padding_agrees(padded: Mapping[str, np.ndarray], unpadded: Callable[[], Mapping[str, np.ndarray]],
+                   pad: int) -> None:
+    """Never a silent wrong answer: the padding theorem holds for finite values only.
+
+    Finite outputs need no check (a padding term can only be 0, or • which
+    propagates to the original domain as NaN).  Otherwise the unpadded run
+    decides, and a difference is an error naming the output."""
+    if all(np.isfinite(v).all() for v in padded.values()):
+        return
+    reference = unpadded()
+    for name, value in padded.items():
+        if not np.array_equal(value, reference[name], equal_nan=True):
+            where = np.argwhere(~((value == reference[name]) | (np.isnan(value) & np.isnan(reference[name]))))
+            k = tuple(int(i) + 1 for i in where[0]) if where.size else ()
+            raise PaddingUnsound(
+                f"with --pad {pad}, output {name}{list(k)} is {value[tuple(i - 1 for i in k)]} but the unpadded "
+                f"semantics gives {reference[name][tuple(i - 1 for i in k)]}: an infinite value met the zero "
+                f"padding (inf · 0 = NaN in floats; report Theorem 3 holds for real values only). "
+                f"Run without --pad.", NO_SPAN, "report Theorem 3")
 
 
 __all__ = [

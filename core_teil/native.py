@@ -39,7 +39,8 @@ import numpy as np
 
 from . import _native
 from .errors import TeilError, TeilInputError, TeilUnknown
-from .eval import ArrayInterpretation, as_input, check_memory, infer_params, needed_inputs
+from .eval import ArrayInterpretation, padding_agrees
+from .inputs import infer_params, validate_inputs
 from .planner import Buffer, Call, Definition, Operand, Plan, Temp, blas_groups, fold, plan
 from .syntax import Program
 from .typing import TypedProgram, check_program
@@ -207,6 +208,7 @@ class Kernel:
             self.params = dict(params or {})
             typed = None
         self.pad = pad
+        self._unpadded_kernel: Kernel | None = None
         self._compiled: dict[tuple, Compiled] = {}
         if all(p in self.params for p in self.program.params):
             self._prepare(self.params, typed)
@@ -235,39 +237,24 @@ class Kernel:
         params = infer_params(self.program, inputs, self.params)
         c = self._prepare(params)
         arrays = self._inputs(c.typed, inputs)
-        return self._run(c, arrays)
+        outputs = self._run(c, arrays)
+        if self.pad is not None:
+            padding_agrees(outputs, lambda: self._unpadded()(**inputs), self.pad)
+        return outputs
+
+    def _unpadded(self) -> Kernel:
+        """The same program without padding: the judge when a padded run meets a non-finite value."""
+        if self._unpadded_kernel is None:
+            self._unpadded_kernel = Kernel(self.program, self.params, None)
+        return self._unpadded_kernel
 
     # -- inputs (the checks of eval.initial_store, without building a store) --
 
     def _inputs(self, typed: TypedProgram, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        program = typed.program
-        interp = ArrayInterpretation(typed)
-        check_memory(typed, interp, self.pad)
-        allowed = {a.name for a in program.inputs()}
-        for name in inputs:
-            a = program.alloc(name)
-            if a is None:
-                raise TeilInputError(f"input {name!r}: the program allocates no {name!r}")
-            if name not in allowed:
-                raise TeilInputError(f"input {name!r}: allocation {name!r} is not declared `input`", a.span)
-        must = {a.name for a in program.allocs if a.qual == "input"} if program.qualified \
-            else needed_inputs(program)
-        from .shapes import format_shape
-
-        for a in program.allocs:
-            if a.name in must and a.name not in inputs:
-                raise TeilInputError(f"missing input {a.name!r} : {format_shape(a.shape)}", a.span)
-        out: dict[str, np.ndarray] = {}
-        for a in program.allocs:
-            if a.name not in inputs:
-                continue
-            shape = tuple(interp.extent(d) for d in a.shape)
-            value = inputs[a.name]
-            arr = value if isinstance(value, np.ndarray) else None
-            if arr is None or arr.dtype != np.float64 or arr.shape != shape:
-                arr = as_input(a.name, value, shape, a)  # the reference's checks and messages
-            out[a.name] = arr if arr.flags.c_contiguous else arr.copy()  # (ascontiguousarray makes 0-d 1-d)
-        return out
+        """The reference engine's checks and messages (core_teil.inputs), then C-contiguous arrays."""
+        arrays = validate_inputs(typed, inputs, ArrayInterpretation(typed).extent, self.pad)
+        # np.ascontiguousarray would turn a 0-d array into a 1-d one.
+        return {x: a if a.flags.c_contiguous else a.copy() for x, a in arrays.items()}
 
     def _initial(self, buf: Buffer, arrays: Mapping[str, np.ndarray], typed: TypedProgram) -> np.ndarray:
         """μ_allocs (Fig. 9) / report Fig. 13: the input in place, • elsewhere, 0 in the padding."""

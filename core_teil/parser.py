@@ -559,6 +559,8 @@ class _Parser:
                 scalars.append(arg.value)  # type: ignore[arg-type]
                 continue
             hint = f" (did you mean `lang {_OTHER[self.dialect]}`?)" if self.dialect == "full" else ""
+            if kind == "int" and arg.kind == "name" and self.peek(1).kind == "int":
+                hint = " (dimension positions are integer literals; a shape parameter cannot be one)"
             self.fail(f"`{op}` in lang {self.dialect} takes {_USAGE[self.dialect][op]}, "
                       f"found {_describe(arg)}{hint}", arg)
         return _OpFrame(tok, op, tuple(scalars), need)

@@ -68,6 +68,17 @@ class Derivation:
             yield d
             stack.extend(reversed(d.premises))
 
+    # Rich display in Jupyter (core_teil.teaching; Jupyter is not a dependency).
+    def _repr_html_(self) -> str:
+        from .teaching import derivation_node_html
+
+        return derivation_node_html(self)
+
+    def _repr_latex_(self) -> str:
+        from .teaching import derivation_node_latex
+
+        return derivation_node_latex(self)
+
 
 @dataclass(frozen=True)
 class StmtDerivation:
@@ -112,6 +123,17 @@ class TypedProgram:
             for d in sd.expr.walk():
                 out.extend(d.side)
         return out
+
+    # Rich display in Jupyter: every statement's derivation (core_teil.teaching).
+    def _repr_html_(self) -> str:
+        from .teaching import typed_program_html
+
+        return typed_program_html(self)
+
+    def _repr_latex_(self) -> str:
+        from .teaching import typed_program_latex
+
+        return typed_program_latex(self)
 
 
 # --------------------------------------------------------------------------
@@ -164,7 +186,14 @@ class Checker:
     def position(self, i: int, lo: int, hi: int, rule: str, span: Span, what: str) -> None:
         if not lo <= i <= hi:
             rng = f"{lo}..{hi}" if lo <= hi else "none: the argument has too small a rank"
-            raise TeilTypeError(f"{what} {i} is out of range (allowed: {rng})", span, rule)
+            why = " (the second position must come after the first)" if "second" in what and i < lo else ""
+            raise TeilTypeError(f"{what} {i} is out of range (allowed: {rng}){why}", span, rule)
+
+    def index(self, m: Dim, rule: str, span: Span) -> None:
+        """A slice index written in the program is a positive literal or a declared parameter."""
+        if isinstance(m, int) and m < 1:
+            raise TeilTypeError(f"slice index {m} is not a positive integer (indices are 1-based)", span, rule)
+        self.extent(m, rule, span)
 
     def rank_at_least(self, t: Shape, k: int, rule: str, span: Span, op: str) -> None:
         if len(t) < k:
@@ -284,7 +313,7 @@ def t_expa(c: Checker, e: Expa) -> Derivation:
 
 def t_proj(c: Checker, e: Proj) -> Derivation:
     """T-Proj: e : [n] ++ t, 1 <= m <= n  ⟹  proj m e : t."""
-    c.extent(e.m, "T-Proj", e.span)
+    c.index(e.m, "T-Proj", e.span)
     d = c.infer(e.arg)
     c.rank_at_least(d.shape, 1, "T-Proj", e.span, "proj")
     side = () if e.m == d.shape[0] else (c.require(e.m, "<=", d.shape[0], "T-Proj", e.span,
@@ -307,6 +336,8 @@ def t_red_at(c: Checker, e: RedAt) -> Derivation:
 def t_contr_at(c: Checker, e: ContrAt) -> Derivation:
     """T-Contr (equation (6)): contr i j e = red i (diag i j e); n_i = n_j."""
     d = c.infer(e.arg)
+    if e.i >= e.j:
+        raise TeilTypeError(f"`contr {e.i} {e.j}` needs its first position below its second", e.span, "T-Contr")
     c.position(e.i, 1, len(d.shape) - 1, "T-Contr", e.span, "`contr` first position")
     c.position(e.j, e.i + 1, len(d.shape), "T-Contr", e.span, "`contr` second position")
     ni, nj = d.shape[e.i - 1], d.shape[e.j - 1]
@@ -318,6 +349,8 @@ def t_contr_at(c: Checker, e: ContrAt) -> Derivation:
 def t_diag_at(c: Checker, e: DiagAt) -> Derivation:
     """T-Diag: e : [..n_i..n_j..], n_i = n_j, i < j  ⟹  diag i j e drops dimension j."""
     d = c.infer(e.arg)
+    if e.i >= e.j:
+        raise TeilTypeError(f"`diag {e.i} {e.j}` needs its first position below its second", e.span, "T-Diag")
     c.position(e.i, 1, len(d.shape) - 1, "T-Diag", e.span, "`diag` first position")
     c.position(e.j, e.i + 1, len(d.shape), "T-Diag", e.span, "`diag` second position")
     ni, nj = d.shape[e.i - 1], d.shape[e.j - 1]
@@ -346,7 +379,7 @@ def t_expa_at(c: Checker, e: ExpaAt) -> Derivation:
 
 def t_proj_at(c: Checker, e: ProjAt) -> Derivation:
     """T-Proj: e : [..n_i..], 1 <= m <= n_i  ⟹  proj i m e drops dimension i."""
-    c.extent(e.m, "T-Proj", e.span)
+    c.index(e.m, "T-Proj", e.span)
     d = c.infer(e.arg)
     c.position(e.i, 1, len(d.shape), "T-Proj", e.span, "`proj` position")
     n = d.shape[e.i - 1]

@@ -214,3 +214,48 @@ def test_an_output_may_be_given_an_initial_value(capsys, tmp_path) -> None:
     assert "[11., 22., 33.]" in out
     code, out, _ = run(capsys, "run", str(p), "--engine", "reference", "--input", f"x={tmp_path / 'x.npy'}")
     assert code == 0 and "[nan, nan, nan]" in out, "an output never supplied starts undefined"
+
+
+def test_inputs_are_validated_before_parameters_are_needed(capsys, matmul, tmp_path) -> None:
+    """A wrong input is reported as such, not as a missing parameter (issue 2 review)."""
+    base = ["run", str(matmul), "--engine", "reference"]
+    np.save(tmp_path / "b.npy", np.ones((3, 4)))
+    cases = {
+        "empty.npy": (np.ones((0, 3)), "empty dimension 1"),
+        "rank3.npy": (np.ones((2, 3, 1)), "has rank 3"),
+        "text.npy": (np.array([["a"] * 3] * 2), "dtype <U1"),
+        "bigint.npy": (np.full((2, 3), 2**60, dtype=np.int64), "beyond 2**53"),
+        "cplx.npy": (np.ones((2, 3), dtype=complex), "complex"),
+    }
+    for fname, (array, fragment) in cases.items():
+        np.save(tmp_path / fname, array)
+        code, _, err = run(capsys, *base, "--input", f"A={tmp_path / fname}", "--input", f"B={tmp_path / 'b.npy'}")
+        assert code == 2, fname
+        assert fragment in err, (fname, err)
+        assert f"{matmul}:3:1" in err, "the message points at the allocation"
+    np.save(tmp_path / "ints.npy", np.arange(6, dtype=np.int32).reshape(2, 3))
+    code, out, _ = run(capsys, *base, "--input", f"A={tmp_path / 'ints.npy'}", "--input", f"B={tmp_path / 'b.npy'}")
+    assert code == 0 and "[ 3.,  3.,  3.,  3.]" in out, "exactly representable integers are accepted"
+
+
+def test_a_header_claiming_a_huge_array_is_refused_before_reading(capsys, matmul, tmp_path) -> None:
+    import io
+    import zipfile
+
+    header = {"descr": "<f8", "fortran_order": False, "shape": (100_000, 100_000)}
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, header)
+    buf.write(b"\0" * 64)
+    with zipfile.ZipFile(tmp_path / "huge.npz", "w") as zf:
+        zf.writestr("A.npy", buf.getvalue())
+    (tmp_path / "huge.npy").write_bytes(buf.getvalue())
+    code, _, err = run(capsys, "run", str(matmul), "--input", str(tmp_path / "huge.npz"))
+    assert code == 2 and "80,000,000,000 bytes" in err
+    code, _, err = run(capsys, "run", str(matmul), "--input", f"A={tmp_path / 'huge.npy'}")
+    assert code == 2 and "not a readable" in err
+
+
+def test_a_parameter_given_twice_must_agree(capsys, matmul) -> None:
+    assert run(capsys, "check", str(matmul), "--param", "l=2", "--param", "l=2")[0] == 0
+    code, _, err = run(capsys, "check", str(matmul), "--param", "l=2", "--param", "l=3")
+    assert code == 2 and "given twice" in err

@@ -568,13 +568,26 @@ def test_padding_theorem_needs_finite_values() -> None:
 
     ``s = red (mul y x)`` with ``y = inf``: unpadded the sum is inf; padded,
     the padding term ``inf · 0`` is NaN and absorbs it.  The padding theorem
-    therefore holds for finite values (and •) only; this pins the
-    counterexample down so that a change of the semantics is noticed."""
+    therefore holds for finite values (and •) only; the engine must not hand
+    back the NaN silently but say that padding and the unpadded semantics
+    disagree here.  Overflow into inf inside the program is the same case."""
+    from core_teil.eval import PaddingUnsound
+
     p = make([("y", (), "input"), ("x", (3,), "input"), ("s", (), "output")],
              [("s", Red(Elem("mul", Var("y"), Var("x"))))])
     inputs = {"y": np.float64(np.inf), "x": np.array([1.0, 2.0, 3.0])}
     assert run(p, inputs)["s"] == np.inf
-    assert np.isnan(run(p, inputs, pad=4)["s"])
+    with pytest.raises(PaddingUnsound, match=r"output s\[\] is nan but the unpadded semantics gives inf"):
+        run(p, inputs, pad=4)
+    overflow = {"y": np.float64(1e200), "x": np.array([1e200, 0.0, 0.0])}
+    p2 = make([("y", (), "input"), ("x", (3,), "input"), ("t", (), None), ("s", (), "output")],
+              [("t", Red(Elem("mul", Var("y"), Var("x")))), ("s", Red(Expa(3, Var("t"))))])
+    assert run(p2, overflow)["s"] == np.inf
+    assert run(p2, overflow, pad=4)["s"] == np.inf, "guarded expa: the padding never meets the inf"
+    # NaN from undefined values is not a disagreement: padded and unpadded agree on it.
+    p3 = make([("x", (3,), "input"), ("u", (3,), None), ("s", (), "output")],
+              [("s", Red(Elem("mul", Var("u"), Var("x"))))])
+    assert np.isnan(run(p3, {"x": np.ones(3)}, pad=4)["s"])
 
 
 # --------------------------------------------------------------------------

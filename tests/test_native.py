@@ -290,8 +290,10 @@ def test_input_errors_are_teil_errors():
         k(A=np.ones((3, 2)), B=np.ones((3, 4)))
     with pytest.raises(TeilInputError, match="allocates no"):
         k(A=np.ones((2, 3)), B=np.ones((3, 4)), Z=np.ones(1))
-    with pytest.raises(TeilInputError, match="not declared"):
-        k(A=np.ones((2, 3)), B=np.ones((3, 4)), C=np.ones((2, 4)))
+    # An output may be given an initial value (docs/decisions.md); C is overwritten anyway.
+    assert k(A=np.ones((2, 3)), B=np.ones((3, 4)), C=np.full((2, 4), 7.0))["C"][0, 0] == 3.0
+    with pytest.raises(TeilInputError, match="rank"):
+        k(A=np.ones((2, 3, 1)), B=np.ones((3, 4)))
     with pytest.raises(TeilInputError, match="dtype"):
         k(A=np.array([["x"] * 3] * 2), B=np.ones((3, 4)))
     with pytest.raises(TeilInputError, match="pad"):
