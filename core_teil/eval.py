@@ -295,6 +295,8 @@ class ArrayInterpretation:
             return np.where(np.equal(a, 0.0), 0.0, np.where(np.equal(b, 0.0), UNDEFINED, np.divide(a, b)))
 
     def sum(self, n: int, body: Callable[[int], Any], node: Expr) -> Any:
+        if n < 1:
+            return np.float64(0.0)  # the empty sum; extents are >= 1, so only a mutant gets here
         acc = body(1)
         with np.errstate(all="ignore"):
             for m in range(2, n + 1):

@@ -1,0 +1,14 @@
+; program: examples/axpy.teil
+; obligation: reads-in-bounds-stmt2
+; lemma: Lemma 4.3, Theorem 4.4; report Lemma 2, Corollary 1
+; statement: 2: w = sub z y
+; pad: 8
+; unsat <=> the obligation holds
+(set-logic ALL)
+(declare-fun n () Int)
+(declare-fun k1!0 () Int)
+(assert (>= n 1))
+(assert (let ((a!1 (not (and (and (>= k1!0 1) (<= k1!0 n))))))
+  (or (and (and (>= k1!0 1) (<= k1!0 n)) a!1)
+      (and (and (>= k1!0 1) (<= k1!0 n)) a!1))))
+(check-sat)

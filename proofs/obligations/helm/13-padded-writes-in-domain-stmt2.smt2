@@ -1,0 +1,31 @@
+; program: examples/helm.teil
+; obligation: padded-writes-in-domain-stmt2
+; lemma: report Theorem 2, Corollary 3
+; statement: 2: t = contr 2 6 (prod t S)
+; pad: 8
+; unsat <=> the obligation holds
+(set-logic ALL)
+(declare-fun E () Int)
+(declare-fun n () Int)
+(declare-fun E!q8 () Int)
+(declare-fun n!q8 () Int)
+(declare-fun k4!3 () Int)
+(declare-fun k3!2 () Int)
+(declare-fun k2!1 () Int)
+(declare-fun k1!0 () Int)
+(assert (>= E 1))
+(assert (>= n 1))
+(assert (< (* 8 (- E!q8 1)) E))
+(assert (<= E (* 8 E!q8)))
+(assert (< (* 8 (- n!q8 1)) n))
+(assert (<= n (* 8 n!q8)))
+(assert (let ((a!1 (and (>= k1!0 1)
+                (<= k1!0 (* 8 E!q8))
+                (>= k2!1 1)
+                (<= k2!1 (* 8 n!q8))
+                (>= k3!2 1)
+                (<= k3!2 (* 8 n!q8))
+                (>= k4!3 1)
+                (<= k4!3 (* 8 n!q8)))))
+  (or (xor a!1 a!1))))
+(check-sat)

@@ -1,0 +1,33 @@
+; program: examples/helm.teil
+; obligation: reads-in-bounds-stmt4
+; lemma: Lemma 4.3, Theorem 4.4; report Lemma 2, Corollary 1
+; statement: 4: r = div t (expa 1 E D)
+; pad: 8
+; unsat <=> the obligation holds
+(set-logic ALL)
+(declare-fun E () Int)
+(declare-fun n () Int)
+(declare-fun k4!3 () Int)
+(declare-fun k3!2 () Int)
+(declare-fun k2!1 () Int)
+(declare-fun k1!0 () Int)
+(assert (>= E 1))
+(assert (>= n 1))
+(assert (let ((a!1 (not (and (and (>= k1!0 1) (<= k1!0 E))
+                     (and (>= k2!1 1) (<= k2!1 n))
+                     (and (>= k3!2 1) (<= k3!2 n))
+                     (and (>= k4!3 1) (<= k4!3 n)))))
+      (a!2 (not (and (and (>= k2!1 1) (<= k2!1 n))
+                     (and (>= k3!2 1) (<= k3!2 n))
+                     (and (>= k4!3 1) (<= k4!3 n))))))
+  (or (and (and (>= k1!0 1) (<= k1!0 E))
+           (and (>= k2!1 1) (<= k2!1 n))
+           (and (>= k3!2 1) (<= k3!2 n))
+           (and (>= k4!3 1) (<= k4!3 n))
+           a!1)
+      (and (and (>= k1!0 1) (<= k1!0 E))
+           (and (>= k2!1 1) (<= k2!1 n))
+           (and (>= k3!2 1) (<= k3!2 n))
+           (and (>= k4!3 1) (<= k4!3 n))
+           a!2))))
+(check-sat)

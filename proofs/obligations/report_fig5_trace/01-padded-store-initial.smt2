@@ -1,0 +1,26 @@
+; program: examples/report_fig5_trace.teil
+; obligation: padded-store-initial
+; lemma: report Lemma 4 (d-pad-var)
+; pad: 8
+; unsat <=> the obligation holds
+(set-logic ALL)
+(declare-datatypes ((Value 0)) (((val (real Real)) (undef))))
+(declare-fun mu_B (Int Int) Value)
+(declare-fun p_B!2 () Int)
+(declare-fun p_B!1 () Int)
+(declare-fun mu_A (Int Int) Value)
+(declare-fun p_A!2 () Int)
+(declare-fun p_A!1 () Int)
+(assert (let ((a!1 (and (>= p_A!1 1) (>= 3 p_A!1) (>= p_A!2 1) (>= 4 p_A!2)))
+      (a!2 (mu_A (ite (>= 3 p_A!1) p_A!1 3) (ite (>= 4 p_A!2) p_A!2 4)))
+      (a!6 (and (>= p_B!1 1) (>= 4 p_B!1) (>= p_B!2 1) (>= 3 p_B!2)))
+      (a!7 (mu_B (ite (>= 4 p_B!1) p_B!1 4) (ite (>= 3 p_B!2) p_B!2 3))))
+(let ((a!3 (and (= (ite a!1 (mu_A p_A!1 p_A!2) (val 0.0)) undef) (= a!2 undef)))
+      (a!8 (and (= (ite a!6 (mu_B p_B!1 p_B!2) (val 0.0)) undef) (= a!7 undef))))
+(let ((a!4 (or (= (ite a!1 (mu_A p_A!1 p_A!2) (val 0.0)) (val 0.0)) a!3))
+      (a!9 (or (= (ite a!6 (mu_B p_B!1 p_B!2) (val 0.0)) (val 0.0)) a!8)))
+(let ((a!5 (ite a!1 (= (ite a!1 (mu_A p_A!1 p_A!2) (val 0.0)) a!2) a!4))
+      (a!10 (ite a!6 (= (ite a!6 (mu_B p_B!1 p_B!2) (val 0.0)) a!7) a!9)))
+  (or (and (>= p_A!1 1) (>= 8 p_A!1) (>= p_A!2 1) (>= 8 p_A!2) (not a!5))
+      (and (>= p_B!1 1) (>= 8 p_B!1) (>= p_B!2 1) (>= 8 p_B!2) (not a!10))))))))
+(check-sat)

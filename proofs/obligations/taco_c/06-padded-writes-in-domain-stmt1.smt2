@@ -1,0 +1,30 @@
+; program: examples/taco_c.teil
+; obligation: padded-writes-in-domain-stmt1
+; lemma: report Theorem 2, Corollary 3
+; statement: 1: A = red 1 (diag 3 4 (prod B C))
+; pad: 8
+; unsat <=> the obligation holds
+(set-logic ALL)
+(declare-fun l () Int)
+(declare-fun m () Int)
+(declare-fun n () Int)
+(declare-fun l!q8 () Int)
+(declare-fun m!q8 () Int)
+(declare-fun n!q8 () Int)
+(declare-fun k2!1 () Int)
+(declare-fun k1!0 () Int)
+(assert (>= l 1))
+(assert (>= m 1))
+(assert (>= n 1))
+(assert (< (* 8 (- l!q8 1)) l))
+(assert (<= l (* 8 l!q8)))
+(assert (< (* 8 (- m!q8 1)) m))
+(assert (<= m (* 8 m!q8)))
+(assert (< (* 8 (- n!q8 1)) n))
+(assert (<= n (* 8 n!q8)))
+(assert (let ((a!1 (and (>= k1!0 1)
+                (<= k1!0 (* 8 m!q8))
+                (>= k2!1 1)
+                (<= k2!1 (* 8 l!q8)))))
+  (or (xor a!1 a!1))))
+(check-sat)

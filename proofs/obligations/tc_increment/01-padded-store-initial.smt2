@@ -1,0 +1,40 @@
+; program: examples/tc_increment.teil
+; obligation: padded-store-initial
+; lemma: report Lemma 4 (d-pad-var)
+; pad: 8
+; unsat <=> the obligation holds
+(set-logic ALL)
+(declare-datatypes ((Value 0)) (((val (real Real)) (undef))))
+(declare-fun m () Int)
+(declare-fun m!q8 () Int)
+(declare-fun mu_A (Int) Value)
+(declare-fun p_A!1 () Int)
+(declare-fun mu_C (Int) Value)
+(declare-fun p_C!1 () Int)
+(declare-fun mu_B (Int) Value)
+(declare-fun p_B!1 () Int)
+(assert (>= m 1))
+(assert (< (* 8 (- m!q8 1)) m))
+(assert (<= m (* 8 m!q8)))
+(assert (let ((a!1 (ite (and (>= p_B!1 1) (<= p_B!1 m)) (mu_B p_B!1) (val 0.0)))
+      (a!3 (= (mu_B (ite (<= p_B!1 m) p_B!1 m)) undef))
+      (a!5 (ite (and (>= p_C!1 1) (<= p_C!1 m)) (mu_C p_C!1) (val 0.0)))
+      (a!7 (= (mu_C (ite (<= p_C!1 m) p_C!1 m)) undef))
+      (a!9 (ite (and (>= p_A!1 1) (<= p_A!1 m)) (mu_A p_A!1) (val 0.0)))
+      (a!11 (= (mu_A (ite (<= p_A!1 m) p_A!1 m)) undef)))
+(let ((a!2 (= a!1 (mu_B (ite (<= p_B!1 m) p_B!1 m))))
+      (a!6 (= a!5 (mu_C (ite (<= p_C!1 m) p_C!1 m))))
+      (a!10 (= a!9 (mu_A (ite (<= p_A!1 m) p_A!1 m)))))
+(let ((a!4 (ite (and (>= p_B!1 1) (<= p_B!1 m))
+                a!2
+                (or (= a!1 (val 0.0)) (and (= a!1 undef) a!3))))
+      (a!8 (ite (and (>= p_C!1 1) (<= p_C!1 m))
+                a!6
+                (or (= a!5 (val 0.0)) (and (= a!5 undef) a!7))))
+      (a!12 (ite (and (>= p_A!1 1) (<= p_A!1 m))
+                 a!10
+                 (or (= a!9 (val 0.0)) (and (= a!9 undef) a!11)))))
+  (or (and (>= p_B!1 1) (<= p_B!1 (* 8 m!q8)) (not a!4))
+      (and (>= p_C!1 1) (<= p_C!1 (* 8 m!q8)) (not a!8))
+      (and (>= p_A!1 1) (<= p_A!1 (* 8 m!q8)) (not a!12)))))))
+(check-sat)
