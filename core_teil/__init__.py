@@ -17,6 +17,10 @@ from typing import Any
 from .errors import TeilError, TeilInputError, TeilResourceError, TeilSyntaxError, TeilTypeError, TeilUnknown
 from .eval import evaluate
 from .lowering import lower
+
+# Imported eagerly: the submodule core_teil.prove must not shadow the function
+# ct.prove once someone imports the submodule.
+from .prove import prove
 from .syntax import Program
 
 __version__ = "0.1.0"
@@ -48,14 +52,6 @@ def check(program: Program, params: dict[str, int] | None = None) -> dict[str, t
     from .typing import check_program
 
     return check_program(program, params).shapes()
-
-
-def prove(program: Program, params: dict[str, int] | None = None, pad: int | None = None,
-          **options: Any) -> Any:
-    """Generate and discharge every proof obligation; returns a ``Report``."""
-    from .prove import prove as _prove
-
-    return _prove(program, params, pad, **options)
 
 
 def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:
