@@ -1,0 +1,24 @@
+"""Every lemma of ``make verify``, in the order of the table it prints."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from .kernel import Lemma
+
+
+@cache
+def lemmas() -> tuple[Lemma, ...]:
+    from . import laws, padding, safety, sums
+
+    out = (*sums.lemmas(), *safety.lemmas(), *padding.lemmas(), *laws.lemmas())
+    names = [lem.name for lem in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ValueError(f"lemma names used twice: {sorted(dup)}")
+    return out
+
+
+@cache
+def by_name() -> dict[str, Lemma]:
+    return {lem.name: lem for lem in lemmas()}

@@ -1,0 +1,283 @@
+"""``make verify``: every lemma, every mutant, the example corpus; a table; one last line.
+
+Work is spread over the machine's cores with ``multiprocessing`` (spawned
+workers; Z3 objects do not pickle, so each worker *rebuilds* its lemma from
+the registry by name and sends back only the verdict).  Rule-derived lemmas
+(structural induction, induction on statements, corollaries) are concluded
+afterwards in this process by :class:`proofs.kernel.Book`.  The last line is
+exactly ``verified: L lemmas, O obligations, mutants killed K/M, S s``; the
+exit status is non-zero if a lemma is not accepted, a mutant survives, or the
+corpus disagrees with its manifest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from . import corpus
+from .kernel import RANK_BOUND, RULES, Book, Expect, Lemma, LemmaResult, Rule, Status, check_lemma, derived
+
+# --------------------------------------------------------------------------
+# Tasks (run in workers)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    kind: str  # "lemma" | "mutant" | "corpus"
+    name: str
+    lemma: str = ""
+    paths: tuple[str, ...] = ()
+    cost: float = 1.0
+
+
+@dataclass(frozen=True)
+class Done:
+    task: Task
+    result: LemmaResult | None = None
+    rechecks: tuple[corpus.Recheck, ...] = ()
+    error: str = ""
+
+
+def work(task: Task) -> Done:
+    from . import mutants, registry
+
+    try:
+        if task.kind == "lemma":
+            return Done(task, check_lemma(registry.by_name()[task.name]))
+        if task.kind == "mutant":
+            with mutants.applied(mutants.BY_NAME[task.name]):
+                return Done(task, check_lemma(registry.by_name()[task.lemma], stop_at_first=True))
+        with_cvc5 = corpus.cvc5_available()
+        entries = {e.path: e for e in corpus.entries() or []}
+        return Done(task, rechecks=tuple(corpus.recheck(entries[p], with_cvc5) for p in task.paths))
+    except Exception as exc:  # a worker must report, never die silently
+        return Done(task, error=f"{type(exc).__name__}: {exc}")
+
+
+# --------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    lemmas: tuple[Lemma, ...]
+    results: dict[str, LemmaResult] = field(default_factory=dict)
+    kills: dict[str, dict[str, LemmaResult]] = field(default_factory=dict)
+    rechecks: list[corpus.Recheck] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    with_mutants: bool = True
+
+
+def tasks(lemmas: Sequence[Lemma], with_mutants: bool, with_corpus: bool) -> list[Task]:
+    from . import mutants
+
+    out = [Task("lemma", lem.name, cost=lem.cost) for lem in lemmas if lem.build is not None]
+    names = {lem.name for lem in lemmas}
+    if with_mutants:
+        for m in mutants.CATALOGUE:
+            out += [Task("mutant", m.name, target, cost=0.5) for target in m.targets if target in names]
+    if with_corpus:
+        paths = [e.path for e in corpus.entries() or []]
+        chunk = max(1, len(paths) // 8)
+        out += [Task("corpus", f"corpus {i // chunk + 1}", paths=tuple(paths[i:i + chunk]), cost=0.3)
+                for i in range(0, len(paths), chunk)]
+    return sorted(out, key=lambda t: -t.cost)
+
+
+class Progress:
+    """A bar on stderr (redrawn in place on a terminal, a line per tenth otherwise)."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.tty = total, 0, sys.stderr.isatty()
+        self.t0 = time.perf_counter()
+        self.last_tenth = -1
+
+    def step(self, what: str) -> None:
+        self.done += 1
+        width = 30
+        filled = width * self.done // max(self.total, 1)
+        line = (f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+                f"{time.perf_counter() - self.t0:5.1f} s  {what[:40]}")
+        if self.tty:
+            sys.stderr.write("\r" + line.ljust(100))
+            if self.done == self.total:
+                sys.stderr.write("\n")
+        elif (tenth := 10 * self.done // max(self.total, 1)) != self.last_tenth:
+            self.last_tenth = tenth
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def execute(run: Run, todo: list[Task], jobs: int) -> None:
+    progress = Progress(len(todo))
+    if jobs <= 1:
+        outcomes: Iterable[Done] = map(work, todo)
+        _collect(run, outcomes, progress)
+        return
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(processes=jobs) as pool:
+        _collect(run, pool.imap_unordered(work, todo, chunksize=1), progress)
+
+
+def _collect(run: Run, outcomes: Iterable[Done], progress: Progress) -> None:
+    for done in outcomes:
+        t = done.task
+        progress.step(t.name if t.kind != "mutant" else f"mutant {t.name}")
+        if done.error:
+            run.errors.append(f"{t.kind} {t.name} {t.lemma}: {done.error}")
+        elif t.kind == "lemma" and done.result is not None:
+            run.results[t.name] = done.result
+        elif t.kind == "mutant" and done.result is not None:
+            run.kills.setdefault(t.name, {})[t.lemma] = done.result
+        else:
+            run.rechecks.extend(done.rechecks)
+
+
+def conclude(run: Run) -> None:
+    book = Book({lem.name: lem for lem in run.lemmas}, dict(run.results))
+    for lem in derived(run.lemmas):
+        book.results[lem.name] = book.conclude(lem, run.results.get(lem.name))
+    run.results = book.results
+
+
+# --------------------------------------------------------------------------
+# Output
+# --------------------------------------------------------------------------
+
+
+def killed(result: LemmaResult) -> bool:
+    return result.status is Status.REFUTED
+
+
+def _status(r: LemmaResult | None) -> str:
+    if r is None:
+        return "not run"
+    if r.expect is Expect.REFUTED:
+        return "refuted (expected)" if r.accepted else f"{r.status.value} (EXPECTED refuted)"
+    return r.status.value
+
+
+def report(run: Run, seconds: float, out: list[str]) -> tuple[bool, str]:
+    from . import mutants
+
+    w = out.append
+    w(f"Core-TeIL meta-theory: {len(run.lemmas)} lemmas over eval.py / typing.py, Z3 "
+      f"{_z3_version()}, seed 42, rank bound R = {RANK_BOUND}")
+    w(f"(rank-indexed lemmas [R] hold for every rank 0..{RANK_BOUND}; docs/lemmas.md says why that bound suffices)")
+    w("")
+    w(f"{'#':>3}  {'lemma':<30} {'paper / report':<58} {'accepted by':<24} {'status':<19} {'obl':>5} {'time':>7}")
+    w("-" * 150)
+    for n, lem in enumerate(run.lemmas, start=1):
+        r = run.results.get(lem.name)
+        ref = lem.ref if len(lem.ref) <= 58 else lem.ref[:57] + "…"
+        name = lem.name + (" [R]" if lem.ranks else "")
+        obl = r.obligations if r else 0
+        secs = f"{r.seconds:6.2f}s" if r else ""
+        w(f"{n:>3}  {name:<30} {ref:<58} {lem.rule.value:<24} {_status(r):<19} {obl:>5} {secs:>7}")
+    w("")
+    refuted = [lem for lem in run.lemmas if lem.expect is Expect.REFUTED]
+    if refuted:
+        w("Expected refutations (verbatim claims of the report that are false for Core-TeIL):")
+        for lem in refuted:
+            r = run.results.get(lem.name)
+            w(f"  {lem.name}: {lem.statement}")
+            if r is not None and r.counterexample:
+                w(f"    counterexample: {r.counterexample}")
+        w("")
+    bad = [lem for lem in run.lemmas if lem.name not in run.results or not run.results[lem.name].accepted]
+    for lem in bad:
+        r = run.results.get(lem.name)
+        w(f"NOT ACCEPTED: {lem.name} ({_status(r)})")
+        if r is not None:
+            for part in (r.failed, r.counterexample, r.note):
+                if part:
+                    w(f"    {part}")
+    # -- mutants
+    names = {lem.name for lem in run.lemmas}
+    catalogue = [m for m in mutants.CATALOGUE if any(t in names for t in m.targets)] if run.with_mutants else []
+    k_count = 0
+    if run.kills or catalogue:
+        w(f"Kill matrix ({len(catalogue)} one-line mutants of eval.py / typing.py / symbolic.py):")
+        for m in catalogue:
+            res = run.kills.get(m.name, {})
+            by = [t for t, r in res.items() if killed(r)]
+            k_count += bool(by)
+            cells = "  ".join(f"{t}: {'KILLED' if killed(r) else r.status.value}" for t, r in sorted(res.items()))
+            w(f"  {'killed  ' if by else 'SURVIVED'} {m.name:<24} {m.where:<20} {cells}")
+            if by:
+                r = res[by[0]]
+                if r.counterexample:
+                    w(f"           e.g. {r.counterexample[:150]}")
+        w("")
+    # -- corpus
+    entries = corpus.entries()
+    corpus_ok = True
+    if entries is None:
+        w("Corpus: proofs/obligations/MANIFEST.json not found; run `python -m core_teil.prove_export` (skipped)")
+    elif run.rechecks:
+        z3_ok = sum(r.z3 == r.expect for r in run.rechecks)
+        line = f"Corpus proofs/obligations/: {len(run.rechecks)} scripts, Z3 agrees with the manifest on {z3_ok}"
+        if any(r.cvc5 is not None for r in run.rechecks):
+            agree = sum(r.cvc5 == r.expect for r in run.rechecks)
+            unknown = sum(r.cvc5 == "unknown" for r in run.rechecks)
+            line += f"; cvc5 agrees on {agree}, unknown on {unknown}"
+        else:
+            line += "; cvc5 not installed"
+        w(line)
+        for r in run.rechecks:
+            if not r.ok:
+                corpus_ok = False
+                w(f"  DISAGREES: {r.path}: expected {r.expect}, Z3 {r.z3}, cvc5 {r.cvc5}")
+        w("")
+    for e in run.errors:
+        w(f"ERROR: {e}")
+    accepted = sum(1 for lem in run.lemmas if lem.name in run.results and run.results[lem.name].accepted)
+    obligations = sum(run.results[lem.name].obligations for lem in run.lemmas if lem.name in run.results)
+    obligations += sum(1 for r in run.rechecks if r.z3 == r.expect)
+    ok = not bad and k_count == len(catalogue) and corpus_ok and not run.errors
+    if not ok:
+        w(f"FAILED: {len(bad)} lemma(s) not accepted, {len(catalogue) - k_count} mutant(s) survived"
+          + ("" if corpus_ok else ", corpus disagrees") + (f", {len(run.errors)} error(s)" if run.errors else ""))
+    last = f"verified: {accepted} lemmas, {obligations} obligations, mutants killed {k_count}/{len(catalogue)}, " \
+           f"{seconds:.1f} s"
+    return ok, last
+
+
+def _z3_version() -> str:
+    import z3
+
+    return z3.get_version_string()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m proofs", description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="worker processes")
+    parser.add_argument("--only", action="append", default=[], help="lemmas whose name contains this")
+    parser.add_argument("--no-mutants", action="store_true")
+    parser.add_argument("--no-corpus", action="store_true")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    from . import registry
+
+    lemmas = registry.lemmas()
+    if args.only:
+        lemmas = tuple(lem for lem in lemmas if any(o in lem.name for o in args.only))
+    run = Run(lemmas, with_mutants=not args.no_mutants)
+    execute(run, tasks(lemmas, run.with_mutants, not args.no_corpus and not args.only), args.jobs)
+    conclude(run)
+    out: list[str] = []
+    ok, last = report(run, time.perf_counter() - t0, out)
+    print("\n".join(out))
+    print(last, flush=True)
+    return 0 if ok else 1
+
+
+__all__ = ["RULES", "Rule", "main", "work"]
