@@ -320,3 +320,14 @@ class Program:
             if a.name == name:
                 return a
         return None
+
+    # Rich display in Jupyter (core_teil.teaching; Jupyter is not a dependency).
+    def _repr_html_(self) -> str:
+        from .teaching import program_html
+
+        return program_html(self)
+
+    def _repr_latex_(self) -> str:
+        from .teaching import program_latex
+
+        return program_latex(self)
