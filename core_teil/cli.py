@@ -176,14 +176,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from .eval import evaluate, infer_params
+def typed_with_inputs(args: argparse.Namespace) -> tuple[Any, dict[str, np.ndarray], dict[str, int]]:
+    """FILE checked with the parameters of ``--param`` and of the ``--input`` shapes."""
+    from .inputs import infer_params
     from .typing import check_program
 
     program, _ = read_program(args.file)
     inputs = parse_inputs(args.input, program)
     params = infer_params(program, inputs, parse_params(args.param))
-    typed = check_program(program, params)
+    return check_program(program, params), inputs, params
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .eval import evaluate
+
+    typed, inputs, params = typed_with_inputs(args)
     if args.engine == "native":
         from .native import compile as native_compile
 
@@ -263,14 +270,9 @@ def cmd_derive(args: argparse.Namespace) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    from .eval import infer_params
     from .teaching import trace
-    from .typing import check_program
 
-    program, _ = read_program(args.file)
-    inputs = parse_inputs(args.input, program)
-    params = infer_params(program, inputs, parse_params(args.param))
-    typed = check_program(program, params)
+    typed, inputs, _ = typed_with_inputs(args)
     print(trace(typed, args.at, inputs if args.values or inputs else None, pad=args.pad))
     return EXIT_OK
 

@@ -331,6 +331,18 @@ _INFER = {1: "UnaryInfC", 2: "BinaryInfC", 3: "TrinaryInfC", 4: "QuaternaryInfC"
 TEX_TREE_LIMIT = 40
 
 
+def postorder(root: Derivation | StmtDerivation) -> Iterator[Derivation | StmtDerivation]:
+    """Every node after its premises, without recursion (derivations may be 200 deep)."""
+    work: list[tuple[Derivation | StmtDerivation, bool]] = [(root, False)]
+    while work:
+        node, visited = work.pop()
+        if visited:
+            yield node
+            continue
+        work.append((node, True))
+        work.extend((kid, False) for kid in _children(node))
+
+
 def partition(root: StmtDerivation, limit: int = TEX_TREE_LIMIT) -> list[Derivation | StmtDerivation]:
     """Roots of the pieces a large derivation is typeset in: sub-derivations first, ``root`` last.
 
@@ -338,13 +350,7 @@ def partition(root: StmtDerivation, limit: int = TEX_TREE_LIMIT) -> list[Derivat
     counting each piece below it as one node, reaches ``limit``."""
     residual: dict[int, int] = {}
     pieces: list[Derivation | StmtDerivation] = []
-    work: list[tuple[Derivation | StmtDerivation, bool]] = [(root, False)]
-    while work:
-        node, visited = work.pop()
-        if not visited:
-            work.append((node, True))
-            work.extend((kid, False) for kid in _children(node))
-            continue
+    for node in postorder(root):
         size = 1 + sum(residual[id(kid)] for kid in _children(node))
         if size >= limit and node is not root:
             pieces.append(node)
@@ -458,13 +464,7 @@ def derivation_mathjax(d: Derivation | StmtDerivation, typed: TypedProgram | Non
     """A ``\\dfrac`` proof tree that MathJax renders (notebooks); no packages needed."""
     # Results of the sub-derivations, computed bottom-up without recursion.
     done: dict[int, str] = {}
-    work: list[tuple[Derivation | StmtDerivation, bool]] = [(d, False)]
-    while work:
-        node, visited = work.pop()
-        if not visited:
-            work.append((node, True))
-            work.extend((kid, False) for kid in _children(node))
-            continue
+    for node in postorder(d):
         kids = [done[id(kid)] for kid in _children(node)]
         if typed is not None:
             ps = [p for p in premises(node, typed) if p.shown]
