@@ -53,7 +53,8 @@ from core_teil.typing import check_program
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PAGES = sorted(DOCS.rglob("*.md"))
+#: The course and the other notes, and the README's tour.
+PAGES = [*sorted(DOCS.rglob("*.md")), ROOT / "README.md"]
 COURSE = DOCS / "course"
 CHAPTERS = [
     "01-syntax-and-shapes.md",
@@ -303,7 +304,7 @@ def workdir_for(tmp_path: Path) -> Path:
 RUNNERS = {"teil": check_teil, "console": run_console, "pycon": run_pycon}
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_every_example_in_the_page_runs(page, tmp_path):
     workdir = workdir_for(tmp_path)
     for block in blocks(page):
