@@ -313,8 +313,10 @@ class Kernel:
             arr = array_of(v)
             if v.kind == "initial":
                 arr = np.array(arr[region], dtype=np.float64)  # never hand back the caller's array
-            else:
-                arr = arr[region] if self.pad is not None else arr
+            elif self.pad is not None:
+                # A compact copy: a view would keep the padded buffer alive, and
+                # indexing a scalar's buffer with () gives a numpy scalar, not an array.
+                arr = np.array(arr[region], dtype=np.float64, order="C")
             out[a.name] = arr
         return out
 

@@ -19,6 +19,7 @@ check as an upper bound.
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,18 @@ def program_hash(program: Program, source: str | None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+#: The names ``prove`` gives its scripts: ``NN-<label>.smt2``.
+SCRIPT_NAME = re.compile(r"^\d{2,}-[A-Za-z0-9_.-]+\.smt2$")
+
+
+def clear_scripts(directory: Path) -> None:
+    """Remove the scripts of an earlier run, so that the directory holds exactly this run's obligations."""
+    if directory.is_dir():
+        for old in directory.iterdir():
+            if old.is_file() and SCRIPT_NAME.match(old.name):
+                old.unlink()
+
+
 def prove(program: Program, params: dict[str, int] | None = None, pad: int | None = None, *,
           timeout: float | None = None, solver: str = "z3", smt2_dir: str | Path | None = None,
           source: str | None = None) -> Report:
@@ -82,6 +95,12 @@ def prove(program: Program, params: dict[str, int] | None = None, pad: int | Non
     results = []
     vacuity: dict[tuple[int, ...], str] = {}
     exported = smt2_dir is not None or solver == "cvc5"  # printing a script costs as much as solving it
+    if smt2_dir is not None:
+        try:
+            Path(smt2_dir).mkdir(parents=True, exist_ok=True)
+            clear_scripts(Path(smt2_dir))
+        except OSError as exc:
+            raise TeilInputError(f"--smt2-dir {smt2_dir}: cannot use it as a directory ({exc.strerror})") from None
     for number, ob in enumerate(generated.obligations, 1):
         text = script(ob, _comments(program, ob, pad)) if ob.verdict is None and exported else None
         path = None

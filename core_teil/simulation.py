@@ -65,6 +65,7 @@ from .symbolic import (
     SumNode,
     Z3Interpretation,
     clamp,
+    conj,
     in_bounds,
     select,
 )
@@ -113,7 +114,7 @@ def domain_flag(lead: Z3Interpretation, s: SumNode, extents: Callable[[str], tup
              if r.index and len(r.index) == len(extents(r.name))]
     flags += [z3.And(g.index >= 1, g.index <= g.extent) for g in lead.guards[s.guards[0]:s.guards[1]]]
     one = z3.IntVal(1)
-    return z3.substitute(z3.And(*flags), *[(v, one) for v in (s.var, *s.inner)])
+    return z3.substitute(conj(*flags), *[(v, one) for v in (s.var, *s.inner)])
 
 
 def padsum_premise(padded: SumNode, original: SumNode, d: z3.BoolRef) -> z3.BoolRef:
@@ -204,7 +205,7 @@ def simulation_obligations(typed: TypedProgram, no: int, stmt: Stmt, lead: Z3Int
         obs.append(Obligation(*SIMULATION_SUM, no, stmt, (*hyps, *s.path, *reads, *inner), (case,),
                               typed.solver, (*ks, (f"m{number}", s.var)), confirm=confirm, span=s.node.span,
                               part=f"sum{number}"))
-        proved[s.var.get_id()] = z3.Implies(z3.And(*s.path), padsum_conclusion(s, o, d))
+        proved[s.var.get_id()] = z3.Implies(conj(*s.path), padsum_conclusion(s, o, d))
     nested = {v.get_id() for s in lead.sums for v in s.inner}
     outer = [c for v, c in proved.items() if v not in nested]
     reads = store_instances(typed, lead, pmu, mu, padded, [i for i, a in owner.items() if a is None])

@@ -17,12 +17,14 @@ API on exactly this text, so ``--solver cvc5`` checks what was exported.
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import z3
 
+from .eval import SemanticsBug
 from .obligations import Obligation
 
 
@@ -32,7 +34,11 @@ def script(ob: Obligation, comments: dict[str, str] | None = None) -> str:
     s.add(*ob.assertions())
     head = [f"; {k}: {v}" for k, v in (comments or {}).items()]
     head.append("; unsat <=> the obligation holds")
-    return "\n".join(head) + "\n(set-logic ALL)\n" + s.sexpr() + "(check-sat)\n"
+    body = s.sexpr()
+    # A nullary and/or (Z3 prints it as a bare symbol) is not SMT-LIB2; other solvers reject it.
+    if re.search(r"(?<![(|\w])(and|or)(?![\w|])", body):
+        raise SemanticsBug(f"obligation {ob.label} would export a nullary and/or, which is not SMT-LIB2")
+    return "\n".join(head) + "\n(set-logic ALL)\n" + body + "(check-sat)\n"
 
 
 def digest(text: str) -> str:

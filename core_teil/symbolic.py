@@ -349,6 +349,14 @@ class AlignedInterpretation(Z3Interpretation):
         return z3.If(k <= bound, k, bound) if self.clamp else k
 
 
+def conj(*conditions: z3.BoolRef) -> z3.BoolRef:
+    """``c1 ∧ … ∧ cn``, and ``true`` for none: Z3 prints a nullary ``And`` as a bare ``and``,
+    which is not SMT-LIB2 (cvc5 rejects it)."""
+    if not conditions:
+        return z3.BoolVal(True)
+    return conditions[0] if len(conditions) == 1 else z3.And(*conditions)
+
+
 def initial_memory(gamma: Mapping[str, tuple[Dim, ...]], prefix: str = "mu") -> dict[str, z3.ExprRef]:
     """An arbitrary memory ``μ ~ μ_allocs`` (Definition 4.2): one uninterpreted array per allocation."""
     return {x: z3.Const(f"{prefix}_{x}", memory_sort(len(t))) for x, t in gamma.items()}

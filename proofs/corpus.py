@@ -3,7 +3,8 @@
 Each script of the manifest must get the answer the manifest expects from
 Z3 (seeded, resource-limited).  cvc5, when importable, is a second opinion:
 an answer contradicting the manifest is a failure; ``unknown`` (a theory
-cvc5 does not decide, or its resource limit) is reported, not hidden.
+cvc5 does not decide, or its resource limit) is reported, not hidden; a
+script cvc5 cannot parse is a failure.
 """
 
 from __future__ import annotations
@@ -91,8 +92,10 @@ def cvc5_answer(text: str) -> str:
             out = cmd.invoke(solver, symbols).strip()
             if out in ("sat", "unsat", "unknown"):
                 answer = out
-    except RuntimeError:  # a construct cvc5 does not parse: no opinion
-        return "unknown"
+    except RuntimeError:
+        # The corpus promises SMT-LIB2 that any solver reads: a script cvc5
+        # cannot parse is a defect of the export, not an "unknown".
+        return "parse error"
     return answer
 
 

@@ -25,6 +25,7 @@ import core_teil as ct
 from core_teil import eval as ev
 from core_teil import lowering, replay, simulation, symbolic
 from core_teil.cli import main
+from core_teil.errors import TeilInputError
 from core_teil.obligations import Case, Obligation
 from core_teil.parser import parse
 from core_teil.prove import discharge, prove
@@ -445,3 +446,33 @@ def test_cli_exit_codes(argv: list[str], code: int, monkeypatch, capsys) -> None
     monkeypatch.chdir(ROOT)
     assert main(["prove", *argv]) == code
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_smt2_dir_holds_exactly_this_runs_scripts(tmp_path):
+    """A second export into the same directory must not leave the first run's scripts behind."""
+    from core_teil.parser import load
+
+    program = load(str(ROOT / "examples/matmul.teil"))
+    prove(program, pad=3, smt2_dir=tmp_path)
+    padded = {p.name for p in tmp_path.iterdir()}
+    (tmp_path / "notes.txt").write_text("mine")
+    report = prove(program, smt2_dir=tmp_path)
+    names = {p.name for p in tmp_path.iterdir()} - {"notes.txt"}
+    assert len(names) == len(report.obligations) < len(padded)
+    assert (tmp_path / "notes.txt").exists(), "only the tool's own scripts are removed"
+    with pytest.raises(TeilInputError, match="cannot use it as a directory"):
+        prove(program, smt2_dir=tmp_path / "notes.txt")
+
+
+def test_exported_scripts_are_plain_smt_lib2():
+    """No nullary and/or (Z3 prints one as a bare symbol, which cvc5 rejects): scalar padded sums."""
+    import re
+
+    from core_teil.parser import load
+
+    for name in ("normalize", "report_fig5_trace"):
+        for ob in prove(load(str(ROOT / f"examples/{name}.teil")), pad=8, smt2_dir=None, solver="cvc5").obligations:
+            assert ob.status == "proved", (name, ob.name)
+    for path in (ROOT / "proofs/obligations").rglob("*.smt2"):
+        body = path.read_text().split("(set-logic ALL)", 1)[1]
+        assert not re.search(r"(?<![(|\w])(and|or)(?![\w|])", body), path

@@ -17,6 +17,6 @@
 (assert (let ((a!1 (ite (and (>= 1 1) (<= 1 n))
                 (= sum!0 usum!0)
                 (or (= sum!0 (val 0.0)) (and (= sum!0 undef) (= usum!0 undef))))))
-  (=> and a!1)))
+  (=> true a!1)))
 (assert (or (not (= sum!0 usum!0))))
 (check-sat)

@@ -15,6 +15,6 @@
                      (and (>= 1 1) (>= 3 1)))
                 (= sum!1 usum!1)
                 (or (= sum!1 (val 0.0)) (and (= sum!1 undef) (= usum!1 undef))))))
-  (=> and a!1)))
+  (=> true a!1)))
 (assert (or (not (= sum!1 usum!1))))
 (check-sat)
