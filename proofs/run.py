@@ -246,7 +246,9 @@ def report(run: Run, seconds: float, out: list[str]) -> tuple[bool, str]:
     if not ok:
         w(f"FAILED: {len(bad)} lemma(s) not accepted, {len(catalogue) - k_count} mutant(s) survived"
           + ("" if corpus_ok else ", corpus disagrees") + (f", {len(run.errors)} error(s)" if run.errors else ""))
-    last = f"verified: {accepted} lemmas, {obligations} obligations, mutants killed {k_count}/{len(catalogue)}, " \
+    # Only a run that proved everything may print a line starting "verified:".
+    verdict = "verified" if ok else "NOT verified"
+    last = f"{verdict}: {accepted} lemmas, {obligations} obligations, mutants killed {k_count}/{len(catalogue)}, " \
            f"{seconds:.1f} s"
     return ok, last
 

@@ -208,7 +208,8 @@ def test_verify_fails_when_a_lemma_fails(capsys: pytest.CaptureFixture[str]) -> 
         code = main(["--only", "Law (5) red∘expa", "--jobs", "1", "--no-mutants"])
     out = capsys.readouterr().out
     assert code == 1 and "NOT ACCEPTED: Law (5) red∘expa" in out
-    assert re.search(r"^verified: .*, \d+\.\d s$", out.strip().splitlines()[-1])
+    assert re.search(r"^NOT verified: .*, \d+\.\d s$", out.strip().splitlines()[-1]), \
+        "a failed run must not print a line starting 'verified:'"
 
 
 def test_docs_list_every_lemma_and_mutant() -> None:
