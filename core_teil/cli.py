@@ -176,21 +176,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def typed_with_inputs(args: argparse.Namespace) -> tuple[Any, dict[str, np.ndarray], dict[str, int]]:
-    """FILE checked with the parameters of ``--param`` and of the ``--input`` shapes."""
-    from .inputs import infer_params
+def typed_with_inputs(args: argparse.Namespace,
+                      complete: bool = False) -> tuple[Any, dict[str, np.ndarray], dict[str, int]]:
+    """FILE checked with the parameters of ``--param`` and of the ``--input`` shapes.
+
+    ``complete``: a run needs every input and parameter; what is missing is
+    said before the program is checked for the values it has."""
+    from .inputs import check_params_given, check_supplied, infer_params
     from .typing import check_program
 
     program, _ = read_program(args.file)
     inputs = parse_inputs(args.input, program)
+    if complete:
+        check_supplied(program, inputs)
     params = infer_params(program, inputs, parse_params(args.param))
+    if complete:
+        check_params_given(program, params)
     return check_program(program, params), inputs, params
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .eval import evaluate
 
-    typed, inputs, params = typed_with_inputs(args)
+    typed, inputs, params = typed_with_inputs(args, complete=True)
     if args.engine == "native":
         from .native import compile as native_compile
 

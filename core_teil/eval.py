@@ -28,7 +28,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from .errors import NO_SPAN, TeilError, TeilInputError
-from .inputs import infer_params, validate_inputs
+from .inputs import check_params_given, check_supplied, infer_params, validate_inputs
 from .syntax import (
     Contr,
     ContrAt,
@@ -343,6 +343,10 @@ def evaluate(program: Program | TypedProgram, inputs: Mapping[str, Any] | None =
     if pad is not None and (not isinstance(pad, int) or pad < 1):
         raise TeilInputError(f"--pad {pad}: the vector length must be an integer >= 1")
     inputs = dict(inputs or {})
+    source = program.program if isinstance(program, TypedProgram) else program
+    check_supplied(source, inputs)
+    check_params_given(source, infer_params(source, inputs, {**(params or {}), **(
+        program.params if isinstance(program, TypedProgram) else {})}))
     typed = program if isinstance(program, TypedProgram) else check_program(
         program, infer_params(program, inputs, params))
     outputs = _run(typed, inputs, pad)

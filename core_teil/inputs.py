@@ -123,19 +123,38 @@ def check_memory(shapes: Mapping[str, tuple[int, ...]], program: Program, pad: i
                 f"{budget:,} bytes ({human_bytes(budget)}) this engine may use", a.span, "S-Var")
 
 
+def check_supplied(program: Program, inputs: Mapping[str, Any]) -> None:
+    """Every input names an allocation, and every required one is there (before shapes matter)."""
+    for name in inputs:
+        if program.alloc(name) is None:
+            raise TeilInputError(f"input {name!r}: the program allocates no {name!r} "
+                                 f"(it allocates {', '.join(a.name for a in program.allocs) or 'nothing'})")
+    required = required_inputs(program)
+    for a in program.allocs:
+        if a.name in required and a.name not in inputs:
+            raise TeilInputError(f"missing input {a.name!r} : {format_shape(a.shape)}", a.span)
+
+
+def check_params_given(program: Program, params: Mapping[str, int]) -> None:
+    """A run needs every shape parameter: given, or read off an input's shape."""
+    from .syntax import Param
+
+    for decl in program.decls:
+        if isinstance(decl, Param):
+            for name in decl.names:
+                if name not in params:
+                    raise TeilInputError(f"shape parameter {name!r} has no value: give it (--param {name}=N, "
+                                         f"or params={{{name!r}: N}}) or supply an input whose shape fixes it",
+                                         decl.span)
+
+
 def validate_inputs(typed: TypedProgram, inputs: Mapping[str, Any], extent: Any,
                     pad: int | None) -> dict[str, np.ndarray]:
     """Every required input present, every given one an exact float64 array of its declared shape.
 
     ``extent`` maps a shape term to its value (an engine's ``Interpretation.extent``)."""
     program = typed.program
-    for name in inputs:
-        if program.alloc(name) is None:
-            raise TeilInputError(f"input {name!r}: the program allocates no {name!r} "
-                                 f"(it allocates {', '.join(a.name for a in program.allocs) or 'nothing'})")
-    for a in program.allocs:
-        if a.name in required_inputs(program) and a.name not in inputs:
-            raise TeilInputError(f"missing input {a.name!r} : {format_shape(a.shape)}", a.span)
+    check_supplied(program, inputs)
     shapes = {a.name: tuple(extent(d) for d in a.shape) for a in program.allocs}
     rounded = {x: tuple(pad * -(-n // pad) for n in t) for x, t in shapes.items()} if pad else shapes
     check_memory(rounded, program, pad)

@@ -40,7 +40,7 @@ import numpy as np
 from . import _native
 from .errors import TeilError, TeilInputError, TeilUnknown
 from .eval import ArrayInterpretation, padding_agrees
-from .inputs import infer_params, validate_inputs
+from .inputs import check_params_given, check_supplied, infer_params, validate_inputs
 from .planner import Buffer, Call, Definition, Operand, Plan, Temp, blas_groups, fold, plan
 from .syntax import Program
 from .typing import TypedProgram, check_program
@@ -234,7 +234,9 @@ class Kernel:
         return [c.plan for c in self._compiled.values()]
 
     def __call__(self, **inputs: Any) -> dict[str, np.ndarray]:
+        check_supplied(self.program, inputs)
         params = infer_params(self.program, inputs, self.params)
+        check_params_given(self.program, params)
         c = self._prepare(params)
         arrays = self._inputs(c.typed, inputs)
         outputs = self._run(c, arrays)

@@ -259,3 +259,18 @@ def test_a_parameter_given_twice_must_agree(capsys, matmul) -> None:
     assert run(capsys, "check", str(matmul), "--param", "l=2", "--param", "l=2")[0] == 0
     code, _, err = run(capsys, "check", str(matmul), "--param", "l=2", "--param", "l=3")
     assert code == 2 and "given twice" in err
+
+
+@pytest.mark.parametrize("engine", ["reference", "native"])
+def test_run_says_what_is_missing_before_checking(capsys, tmp_path, engine) -> None:
+    """A missing input or parameter is named as such, not reported as a type error or another parameter."""
+    p = tmp_path / "pn.teil"
+    p.write_text("param m, n\ninput alloc A : [n, 3]\noutput alloc C : [3]\nC = proj m A\n")
+    np.save(tmp_path / "a.npy", np.ones((3, 3)))
+    code, _, err = run(capsys, "run", str(p), "--engine", engine, "--param", "m=1")
+    assert code == 2 and "missing input 'A'" in err
+    code, _, err = run(capsys, "run", str(p), "--engine", engine, "--input", f"A={tmp_path / 'a.npy'}")
+    assert code == 2 and "shape parameter 'm' has no value" in err and f"{p}:1:1" in err
+    code, out, _ = run(capsys, "run", str(p), "--engine", engine, "--input", f"A={tmp_path / 'a.npy'}",
+                       "--param", "m=2")
+    assert code == 0 and "[1., 1., 1.]" in out
