@@ -31,6 +31,9 @@ class Span:
 
 NO_SPAN = Span()
 
+#: At most this many characters of the offending line are shown.
+CONTEXT_WIDTH = 120
+
 
 class TeilError(Exception):
     """Root of every error the tool reports; ``exit_code`` is SPEC.md's."""
@@ -75,6 +78,15 @@ class TeilError(Exception):
         else:
             width = 1
         width = max(1, min(width, len(line) - start + 1))
+        # A very long line (a generated kernel, a fuzzed file) is clipped around the caret.
+        if len(line) > CONTEXT_WIDTH:
+            left = max(0, start - 1 - CONTEXT_WIDTH // 4)
+            shown = line[left:left + CONTEXT_WIDTH]
+            prefix = "…" if left else ""
+            suffix = "…" if left + CONTEXT_WIDTH < len(line) else ""
+            line = prefix + shown + suffix
+            start = start - left + len(prefix)
+            width = max(1, min(width, CONTEXT_WIDTH - (start - 1 - len(prefix))))
         gutter = f"{self.span.line:>5} | "
         return f"{gutter}{line}\n{' ' * len(gutter)}{' ' * (start - 1)}{'^' * width}"
 

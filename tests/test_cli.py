@@ -274,3 +274,13 @@ def test_run_says_what_is_missing_before_checking(capsys, tmp_path, engine) -> N
     code, out, _ = run(capsys, "run", str(p), "--engine", engine, "--input", f"A={tmp_path / 'a.npy'}",
                        "--param", "m=2")
     assert code == 0 and "[1., 1., 1.]" in out
+
+
+def test_long_lines_are_clipped_around_the_caret(capsys, tmp_path) -> None:
+    p = tmp_path / "deep.teil"
+    p.write_text("alloc A : [2]\nA = " + "(" * 3000 + "A" + ")" * 3000 + "\n")
+    code, _, err = run(capsys, "check", str(p))
+    assert code == 2 and "nested deeper than 200" in err
+    assert len(err) < 600, "a 6 KB line is shown as an excerpt, not in full"
+    excerpt, caret = err.splitlines()[1:3]
+    assert excerpt[caret.index("^")] == "(", "the caret still points into the line"
