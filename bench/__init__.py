@@ -36,7 +36,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-REPEAT = int(os.environ.get("CORE_TEIL_BENCH_REPEAT", "5"))
+REPEAT = int(os.environ.get("CORE_TEIL_BENCH_REPEAT", "9"))
 
 
 @dataclass
