@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -209,6 +210,7 @@ class Kernel:
             typed = None
         self.pad = pad
         self._unpadded_kernel: Kernel | None = None
+        self._pool = threading.local()
         self._compiled: dict[tuple, Compiled] = {}
         if all(p in self.params for p in self.program.params):
             self._prepare(self.params, typed)
@@ -243,6 +245,13 @@ class Kernel:
         if self.pad is not None:
             padding_agrees(outputs, lambda: self._unpadded()(**inputs), self.pad)
         return outputs
+
+    def _temps(self) -> dict[Temp, np.ndarray]:
+        """This thread's reusable temporaries (a kernel may be called from several threads)."""
+        pool = getattr(self._pool, "temps", None)
+        if pool is None:
+            pool = self._pool.temps = {}
+        return pool
 
     def _unpadded(self) -> Kernel:
         """The same program without padding: the judge when a padded run meets a non-finite value."""
@@ -300,8 +309,9 @@ class Kernel:
             target = aligned_empty(sp.nf.target.shape)
             store[sp.nf.target] = target
             temps: dict[Temp, np.ndarray] = {}
+            pool = self._temps()
             for cc in calls:
-                run_call(cc, store, temps, array_of)
+                run_call(cc, store, temps, array_of, pool)
             del temps
             for b in c.last_use[s]:
                 store.pop(b, None)
@@ -335,10 +345,17 @@ def _address(o: Operand, store: Mapping[Buffer, np.ndarray], temps: Mapping[Temp
 
 
 def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp, np.ndarray],
-             array_of: Any) -> None:
+             array_of: Any, pool: dict[Temp, np.ndarray] | None = None) -> None:
     call = cc.call
     for t in call.temps:
-        temps[t] = aligned_empty(t.shape)
+        # Temporaries are uninitialised by contract, so one call's may be the next call's:
+        # reusing them spares the page faults of a fresh 100 MB buffer (mttkrp) on every run.
+        arr = pool.get(t) if pool is not None else None
+        if arr is None:
+            arr = aligned_empty(t.shape)
+            if pool is not None:
+                pool[t] = arr
+        temps[t] = arr
     if call.blas is not None:
         run_blas(call, store, temps, array_of)
         return
