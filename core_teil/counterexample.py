@@ -20,7 +20,7 @@ import z3
 
 from .errors import Span
 from .obligations import Case, Obligation
-from .shapes import format_shape
+from .printer import format_shape
 
 #: Bisection steps per objective; each is one solver call of a few milliseconds.
 MAX_STEPS = 24

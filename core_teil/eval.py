@@ -28,7 +28,8 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from .errors import NO_SPAN, TeilError, TeilInputError
-from .inputs import check_params_given, check_supplied, infer_params, validate_inputs
+from .inputs import check_params_given, check_supplied, concrete_extent, infer_params, validate_inputs
+from .shapes import round_up
 from .syntax import (
     Contr,
     ContrAt,
@@ -40,7 +41,6 @@ from .syntax import (
     Expa,
     ExpaAt,
     Expr,
-    Param,
     Prod,
     Program,
     Proj,
@@ -264,15 +264,10 @@ class ArrayInterpretation:
         self.typed = typed
 
     def extent(self, d: Dim) -> int:
-        v = self.typed.solver.concrete(d)
-        if v is None:
-            decl = next((p for p in self.typed.program.decls if isinstance(p, Param) and d in p.names), None)
-            raise TeilInputError(f"shape parameter {d!r} has no value: give it with --param {d}=N "
-                                 f"or supply an input whose shape fixes it", decl.span if decl else NO_SPAN)
-        return v
+        return concrete_extent(self.typed, d)
 
     def ceil(self, n: int, pad: int) -> int:
-        return pad * -(-n // pad)
+        return round_up(n, pad)
 
     def read(self, store: Mapping[str, np.ndarray], x: str, k: Index, node: Var) -> np.ndarray:
         arr = store[x]

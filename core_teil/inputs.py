@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from .errors import NO_SPAN, TeilInputError, TeilResourceError
-from .shapes import format_shape
-from .syntax import Alloc, Program, Var, walk
+from .printer import format_shape
+from .shapes import round_up
+from .syntax import Alloc, Dim, Param, Program, Var, walk
 from .typing import TypedProgram
 
 #: The largest integer magnitude float64 holds exactly.
@@ -135,17 +136,27 @@ def check_supplied(program: Program, inputs: Mapping[str, Any]) -> None:
             raise TeilInputError(f"missing input {a.name!r} : {format_shape(a.shape)}", a.span)
 
 
+def missing_parameter(program: Program, name: str) -> TeilInputError:
+    """The error for a shape parameter a run needs but was not given."""
+    decl = next((p for p in program.decls if isinstance(p, Param) and name in p.names), None)
+    return TeilInputError(f"shape parameter {name!r} has no value: give it (--param {name}=N, or "
+                          f"params={{{name!r}: N}}) or supply an input whose shape fixes it",
+                          decl.span if decl is not None else NO_SPAN)
+
+
+def concrete_extent(typed: TypedProgram, d: Dim) -> int:
+    """The value of a shape term in a run, where every parameter must have one."""
+    v = typed.solver.concrete(d)
+    if v is None:
+        raise missing_parameter(typed.program, str(d))
+    return v
+
+
 def check_params_given(program: Program, params: Mapping[str, int]) -> None:
     """A run needs every shape parameter: given, or read off an input's shape."""
-    from .syntax import Param
-
-    for decl in program.decls:
-        if isinstance(decl, Param):
-            for name in decl.names:
-                if name not in params:
-                    raise TeilInputError(f"shape parameter {name!r} has no value: give it (--param {name}=N, "
-                                         f"or params={{{name!r}: N}}) or supply an input whose shape fixes it",
-                                         decl.span)
+    for name in program.params:
+        if name not in params:
+            raise missing_parameter(program, name)
 
 
 def validate_inputs(typed: TypedProgram, inputs: Mapping[str, Any], extent: Any,
@@ -156,7 +167,7 @@ def validate_inputs(typed: TypedProgram, inputs: Mapping[str, Any], extent: Any,
     program = typed.program
     check_supplied(program, inputs)
     shapes = {a.name: tuple(extent(d) for d in a.shape) for a in program.allocs}
-    rounded = {x: tuple(pad * -(-n // pad) for n in t) for x, t in shapes.items()} if pad else shapes
+    rounded = {x: tuple(round_up(n, pad) for n in t) for x, t in shapes.items()} if pad else shapes
     check_memory(rounded, program, pad)
     out: dict[str, np.ndarray] = {}
     for a in program.allocs:

@@ -29,7 +29,6 @@ extents, and results are returned at their declared shapes.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 from collections.abc import Mapping
@@ -64,14 +63,15 @@ def openmp_threads() -> int:
 # Proofs, cached by program hash
 # --------------------------------------------------------------------------
 
-_PROOFS: dict[str, Any] = {}
+_PROOFS: dict[tuple, Any] = {}
 _PROOF_CACHE_SIZE = 256
 
 
-def program_hash(program: Program, params: Mapping[str, int], pad: int | None) -> str:
-    """A key for one proof: the program (without spans), the parameter values, the pad."""
-    text = repr((program.dialect, program.decls, program.stmts, sorted(params.items()), pad))
-    return hashlib.sha256(text.encode()).hexdigest()
+def proof_key(program: Program, params: Mapping[str, int], pad: int | None) -> tuple:
+    """A key for one proof: the program's hash (the one its certificate carries), the parameters, the pad."""
+    from .prove import program_hash
+
+    return program_hash(program, None), tuple(sorted(params.items())), pad
 
 
 def _status(o: Any) -> str:
@@ -84,7 +84,7 @@ def certify(program: Program, params: Mapping[str, int], pad: int | None) -> Any
 
     This comes before type checking: an ill-typed program is refused with the
     prover's refuted ``typing`` obligation and its counterexample."""
-    key = program_hash(program, params, pad)
+    key = proof_key(program, params, pad)
     report = _PROOFS.get(key)
     if report is None:
         from .prove import prove

@@ -35,7 +35,6 @@ would go out of bounds at those shapes are shown too.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -45,7 +44,7 @@ import z3
 from . import eval as ev
 from .errors import NO_SPAN, Span, TeilTypeError, TeilUnknown
 from .lowering import lower
-from .shapes import ShapeSolver, SideCondition
+from .shapes import ShapeSolver, SideCondition, round_up
 from .symbolic import (
     ABSTRACT_REALS,
     AlignedInterpretation,
@@ -53,6 +52,7 @@ from .symbolic import (
     Z3Interpretation,
     function_memory,
     in_bounds,
+    z3_round_up,
 )
 from .syntax import Program, Stmt
 from .typing import Checker, StmtDerivation, TypedProgram, check_program, ok_stmt, s_var
@@ -231,10 +231,10 @@ class PaddedExtents:
     def ceil(self, n: z3.ArithRef, pad: int) -> z3.ArithRef:
         """``⌈n⌉`` for an extent term (the interpretation's ``ceil``)."""
         if pad == self.pad and z3.is_int_value(n):
-            return z3.IntVal(pad * math.ceil(n.as_long() / pad))
+            return z3.IntVal(round_up(n.as_long(), pad))
         if pad == self.pad and z3.is_const(n) and n.decl().name() in self._q:
             return pad * self._q[n.decl().name()]
-        return pad * ((n + (pad - 1)) / pad)  # any other term: Definition 7 by floor division
+        return z3_round_up(n, pad)  # any other term
 
     def term(self, d: Any) -> z3.ArithRef:
         return self.ceil(self.shapes.term(d), self.pad)

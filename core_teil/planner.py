@@ -43,8 +43,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import TeilInputError, TeilResourceError
+from .errors import TeilResourceError
 from .eval import Sem, st_stmt
+from .inputs import concrete_extent
+from .shapes import round_up
 from .syntax import ElemOp, Expr, Program, Stmt, Var, walk
 from .typing import TypedProgram
 
@@ -310,13 +312,10 @@ class PlanInterpretation:
     # Interpretation protocol -----------------------------------------------
 
     def extent(self, d: Any) -> int:
-        v = self.typed.solver.concrete(d)
-        if v is None:
-            raise TeilInputError(f"shape parameter {d!r} has no value (give it with --param {d}=N)")
-        return v
+        return concrete_extent(self.typed, d)
 
     def ceil(self, n: int, pad: int) -> int:
-        return pad * -(-n // pad)
+        return round_up(n, pad)
 
     def read(self, store: dict[str, Buffer | Definition], x: str, k: tuple, node: Var) -> Poly:
         v = store[x]

@@ -16,7 +16,7 @@ from typing import Literal
 import z3
 
 from .errors import NO_SPAN, Span, TeilInputError, TeilTypeError, TeilUnknown
-from .syntax import Cond, Dim, Lin, Program, Shape
+from .syntax import Cond, Dim, Lin, Program
 
 #: Resource limit for one side condition; TVM's prover uses 10000 with seed 42.
 RLIMIT = 2_000_000
@@ -25,12 +25,9 @@ SEED = 42
 SideOp = Literal["==", "<="]
 
 
-def format_dim(d: Dim) -> str:
-    return str(d)
-
-
-def format_shape(shape: Shape) -> str:
-    return "[" + ", ".join(format_dim(d) for d in shape) + "]"
+def round_up(n: int, pad: int) -> int:
+    """``⌈n⌉ = pad · ceil(n / pad)`` (report Definition 7), for a concrete extent."""
+    return pad * -(-n // pad)
 
 
 @dataclass(frozen=True)

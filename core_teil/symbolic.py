@@ -227,7 +227,7 @@ class Z3Interpretation:
         ceiling = getattr(self, "ceiling", None)  # proofs/ calls this unbound, as a function of n
         if ceiling is not None:
             return ceiling(n, pad)
-        return pad * ((n + (pad - 1)) / pad)  # Z3's Int "/" is floor division for a positive divisor
+        return z3_round_up(n, pad)
 
     def read(self, store: Mapping[str, Any], x: str, k: tuple, node: Var) -> z3.ExprRef:
         k = as_index(k)
@@ -347,6 +347,11 @@ class AlignedInterpretation(Z3Interpretation):
 
     def index_of(self, k: z3.ArithRef, bound: z3.ArithRef) -> z3.ArithRef:
         return z3.If(k <= bound, k, bound) if self.clamp else k
+
+
+def z3_round_up(n: z3.ArithRef, pad: int) -> z3.ArithRef:
+    """``⌈n⌉`` of report Definition 7 as a Z3 term (Int ``/`` is floor division for a positive divisor)."""
+    return pad * ((n + (pad - 1)) / pad)
 
 
 def conj(*conditions: z3.BoolRef) -> z3.BoolRef:

@@ -40,6 +40,7 @@ import z3
 from . import eval as ev
 from .errors import NO_SPAN, TeilInputError, TeilResourceError
 from .printer import format_expr, format_shape, format_stmt
+from .shapes import round_up
 from .shapes import solver as z3_solver
 from .syntax import Dim, ElemOp, Expr, Stmt, Var
 from .typing import TypedProgram
@@ -213,7 +214,7 @@ class TermInterpretation:
         return v if v is not None else Sym(str(d))
 
     def ceil(self, n: Any, pad: int) -> Any:
-        return pad * -(-n // pad) if isinstance(n, int) else Ceil(n, pad)
+        return round_up(n, pad) if isinstance(n, int) else Ceil(n, pad)
 
     def read(self, store: Any, x: str, k: Index, node: Var) -> Load:
         return Load(x, tuple(k))

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .errors import NO_SPAN, Span, TeilTypeError, TeilUnknown
-from .shapes import Decision, ShapeSolver, SideCondition, SideOp, Verdict, format_shape
+from .printer import format_shape
+from .shapes import Decision, ShapeSolver, SideCondition, SideOp, Verdict
 from .syntax import (
     Alloc,
     Contr,
