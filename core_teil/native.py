@@ -347,16 +347,18 @@ def _address(o: Operand, store: Mapping[Buffer, np.ndarray], temps: Mapping[Temp
 def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp, np.ndarray],
              array_of: Any, pool: dict[Temp, np.ndarray] | None = None) -> None:
     call = cc.call
+    streamed = call.blas.out.store if call.blas is not None and call.ops else None
     for t in call.temps:
         # Temporaries are uninitialised by contract, so one call's may be the next call's:
         # reusing them spares the page faults of a fresh 100 MB buffer (mttkrp) on every run.
         arr = pool.get(t) if pool is not None else None
         if arr is None:
-            arr = aligned_empty(t.shape)
+            # a streamed temporary holds one chunk of rows, rewritten for every chunk
+            arr = aligned_empty((call.chunk * (t.size // call.nbatch),) if t is streamed else t.shape)
             if pool is not None:
                 pool[t] = arr
         temps[t] = arr
-    if call.blas is not None:
+    if call.blas is not None and not call.ops:
         run_blas(call, store, temps, array_of)
         return
     slots = np.zeros((3 * len(call.ops), 3), dtype=np.int64)
@@ -365,7 +367,18 @@ def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp
             addr, soff = _address(o, store, temps, array_of)
             slots[3 * q + r] = (addr, d.batch_strides[r] if not (isinstance(o.store, Temp) and o.store.scratch)
                                 else 0, soff)
-    _native.run(cc.ops_i, cc.ops_f, slots, call.nbatch, call.scratch)
+    if call.blas is None:
+        _native.run(cc.ops_i, cc.ops_f, slots, call.nbatch, call.scratch)
+        return
+    # streamed (planner.stream_blas): the BLAS rows of batch elements [lo, hi) into the
+    # chunk buffer, then the ops on those elements; the chunk buffer's rows start at lo
+    fixed = np.array([r < len(d.operands) and d.operands[r].store is streamed for d in call.ops for r in range(3)])
+    moved = slots.copy()
+    for lo in range(0, call.nbatch, call.chunk):
+        hi = min(call.nbatch, lo + call.chunk)
+        run_blas(call, store, temps, array_of, (lo, hi))
+        moved[:, 0] = np.where((slots[:, 0] != 0) & ~fixed, slots[:, 0] + 8 * lo * slots[:, 1], slots[:, 0])
+        _native.run(cc.ops_i, cc.ops_f, moved, hi - lo, call.scratch)
 
 
 def _view(o: Operand, order: list, arr: np.ndarray) -> np.ndarray:
@@ -376,7 +389,10 @@ def _view(o: Operand, order: list, arr: np.ndarray) -> np.ndarray:
                                            writeable=False)
 
 
-def run_blas(call: Call, store: dict[Buffer, np.ndarray], temps: dict[Temp, np.ndarray], array_of: Any) -> None:
+def run_blas(call: Call, store: dict[Buffer, np.ndarray], temps: dict[Temp, np.ndarray], array_of: Any,
+             rows: tuple[int, int] | None = None) -> None:
+    """The GEMM ``out[batch, i, j] = Σ_k a[batch, i, k] · b[batch, k, j]`` on strided views;
+    ``rows`` restricts it to ``lo <= i₁ < hi`` for the first label ``i₁`` of ``i`` (streaming)."""
     step = call.blas
     assert step is not None
     batch, i, j, k = blas_groups(step)
@@ -386,11 +402,16 @@ def run_blas(call: Call, store: dict[Buffer, np.ndarray], temps: dict[Temp, np.n
 
     nb = math.prod(x.bound for x in batch)
     ni, nj, nk = (math.prod(x.bound for x in g) for g in (i, j, k))
+    a = _view(step.args[0], batch + i + k, arr(step.args[0]))
+    o = arr(step.out).reshape(-1)
+    if rows is not None:  # unbatched; the output is the chunk buffer of a temp laid out [i..., j...]
+        lo, hi = rows
+        a, ni = a[lo:hi], ni // i[0].bound * (hi - lo)
+        o = o[:ni * nj]
     shape_a, shape_b, shape_o = ((nb, ni, nk), (nb, nk, nj), (nb, ni, nj)) if nb > 1 else \
         ((ni, nk), (nk, nj), (ni, nj))
-    a = _view(step.args[0], batch + i + k, arr(step.args[0])).reshape(shape_a)
     b = _view(step.args[1], batch + k + j, arr(step.args[1])).reshape(shape_b)
-    np.matmul(a, b, out=arr(step.out).reshape(shape_o))
+    np.matmul(a.reshape(shape_a), b, out=o.reshape(shape_o))
 
 
 def compile(program_or_typed: Program | TypedProgram, params: Mapping[str, int] | None = None,

@@ -58,7 +58,9 @@ from .planner import (
     blas_groups,
     factor_labels,
     fold,
+    gemm2_shape,
     smallb_shape,
+    writes_once,
 )
 from .shapes import solver as z3_solver
 from .symbolic import Read, Z3Interpretation, in_bounds, initial_memory
@@ -343,25 +345,32 @@ def check_calls(sp: StmtPlan) -> None:
                 if off < 0 or hi >= _extent(o) or any(st.get(lab, 0) < 0 for lab in order):
                     raise PlanRejected(f"{where}: BLAS view of {o.store!r} leaves its buffer",
                                        rule="plan check: descriptor")
-            continue
+            if not call.ops:
+                continue
+            check_stream(sp, call, where)
         for d in call.ops:
             if len(d.loops) > MAXL - 2 or d.nbatch != call.nbatch:
                 raise PlanRejected(f"{where}: malformed op", rule="plan check: descriptor")
             if d.kind in ("mac2b", "mac2b_set") and not smallb_shape([list(lp) for lp in d.loops]):
                 raise PlanRejected(f"{where}: a small-matrix op outside the kernel's limits",
                                    rule="plan check: descriptor")
-            if d.kind == "mac2b_set":
+            if d.kind == "mac2_set" and not gemm2_shape(d.loops):
+                raise PlanRejected(f"{where}: an assigning MAC2 outside the two-loop kernel",
+                                   rule="plan check: descriptor")
+            if d.kind in ("mac2b_set", "mac2_set"):
                 # an assigning op writes every element of its output exactly once, and alone
-                loops = [list(lp) for lp in d.loops]
                 others = [x for c in sp.calls for x in c.ops if x is not d and
-                          x.operands[0].store is d.operands[0].store]
-                if others or any(lp[1] == 0 for i, lp in enumerate(loops) if i != len(loops) - 2) or \
-                        math.prod(lp[0] for lp in loops if lp[1] != 0) * (call.nbatch if d.batch_strides[0]
-                                                                          else 1) != _extent(d.operands[0]):
+                          x.operands[0].store is d.operands[0].store] + \
+                         [c for c in sp.calls if c.blas is not None and c.blas.out.store is d.operands[0].store]
+                if others or not writes_once(d.loops, call.nbatch, d.batch_strides[0], _extent(d.operands[0])):
                     raise PlanRejected(f"{where}: an assigning op does not write its output exactly once",
                                        rule="plan check: descriptor")
+            streamed = call.blas.out.store if call.blas is not None else None
             for r, o in enumerate(d.operands):
                 scratch = isinstance(o.store, Temp) and o.store.scratch
+                # a streamed temporary is a buffer of one chunk of rows (native.run_call)
+                nbatch, size = (call.chunk, call.chunk * _extent(o) // call.nbatch) if o.store is streamed \
+                    else (call.nbatch, _extent(o))
                 lo = d.offsets[r]
                 hi = lo
                 for lp in d.loops:
@@ -371,8 +380,7 @@ def check_calls(sp: StmtPlan) -> None:
                 bs = 0 if scratch else d.batch_strides[r]
                 if bs < 0:
                     raise PlanRejected(f"{where}: malformed batch stride", rule="plan check: descriptor")
-                hi += (call.nbatch - 1) * bs
-                size = _extent(o)
+                hi += (nbatch - 1) * bs
                 if lo < 0 or hi >= size:
                     raise PlanRejected(f"{where}: a {d.kind} op reaches element {hi} of {o.store!r}, which has "
                                        f"{size}", rule="plan check: descriptor")
@@ -382,6 +390,37 @@ def check_calls(sp: StmtPlan) -> None:
                     if t.offset < 0 or t.offset + t.size > call.scratch:
                         raise PlanRejected(f"{where}: scratch {t!r} outside the thread's scratch",
                                            rule="plan check: descriptor")
+
+
+def check_stream(sp: StmtPlan, call: Any, where: str) -> None:
+    """A streamed call (planner.stream_blas) runs BLAS rows ``[lo, hi)`` of the temporary's
+    outermost label, then the ops on batch elements ``[lo, hi)``.  That computes what the
+    two calls did one after the other if the ops read the temporary only inside the rows
+    of their own element, write neither it nor the GEMM's inputs, and nothing later reads it."""
+    step = call.blas
+    t = step.out.store
+    batch, i, _j, _k = blas_groups(step)
+    bad = None
+    if not isinstance(t, Temp) or batch or not i or t.layout is None or t.layout[0] is not i[0]:
+        bad = "the temporary is not laid out by the streamed label"
+    elif call.nbatch != i[0].bound or call.chunk < 1 or call.scratch:
+        bad = "the chunks do not follow the temporary's rows"
+    else:
+        row = t.size // i[0].bound
+        for d in call.ops:
+            if d.operands[0].store is t or any(d.operands[0].store is a.store for a in step.args):
+                bad = "an op writes what the GEMM reads or writes"
+            for r, o in enumerate(d.operands):
+                if o.store is t:
+                    reach = d.offsets[r] + sum((lp[0] - 1) * lp[1 + r] for lp in d.loops)
+                    if d.batch_strides[r] != row or d.offsets[r] < 0 or reach >= row:
+                        bad = f"an op reads {t!r} outside its own element's rows"
+        later = sp.calls[sp.calls.index(call) + 1:]
+        if any(o.store is t for c in later for d in c.ops for o in d.operands) or \
+                any(a.store is t for c in later if c.blas is not None for a in c.blas.args):
+            bad = f"{t!r} is read after its streamed call"
+    if bad:
+        raise PlanRejected(f"{where}: streamed BLAS: {bad}", rule="plan check: streaming")
 
 
 def check_plan(p: Plan) -> None:

@@ -9,6 +9,7 @@
  *   MAC0   o += c                      (a term without factors)
  *   MAC1   o += c * a                  (a term with one factor; reductions)
  *   MAC2   o += c * a * b              (one pairwise contraction step)
+ *   MAC2_SET o = c * Σ_k a * b         (MAC2 in the two-loop kernel, the output's only writer)
  *   DIV    o  = cdiv(a, b)             (report Definition 8)
  *   SEL    o  = b != 0 ? a : 0         (the guarded expa under padding)
  *
@@ -36,7 +37,8 @@ static int tk_max_threads(void) { return omp_get_max_threads(); }
 static int tk_max_threads(void) { return 1; }
 #endif
 
-enum { TK_FILL = 0, TK_MAC0 = 1, TK_MAC1 = 2, TK_MAC2 = 3, TK_DIV = 4, TK_SEL = 5, TK_MAC2B = 6, TK_MAC2B_SET = 7 };
+enum { TK_FILL = 0, TK_MAC0 = 1, TK_MAC1 = 2, TK_MAC2 = 3, TK_DIV = 4, TK_SEL = 5, TK_MAC2B = 6, TK_MAC2B_SET = 7,
+       TK_MAC2_SET = 8 };
 
 #define TK_SMALLB_J 16
 #define TK_SMALLB_K 32
@@ -96,7 +98,8 @@ static void tk_inner1(const tk_op *op, int64_t n, double *o, const double *a, co
             o[0] += c * s;
         } else { for (j = 0; j < n; j++) o[j * so] += c * a[j * sa]; }
         break;
-    case TK_MAC2B_SET: /* only reached with the k loop innermost: never (the planner checks) */
+    case TK_MAC2B_SET: /* the assigning kinds run only in their kernels (the plan check */
+    case TK_MAC2_SET:  /* rejects any other loop shape), never here */
     case TK_MAC2:
     case TK_MAC2B:
         if (so == 1 && sa == 0 && sb == 1) {
@@ -155,7 +158,8 @@ static void tk_inner1(const tk_op *op, int64_t n, double *o, const double *a, co
                 for (int t = 0; t < (W); t++) acc[t] += ar[t] * br[t];            \
             }                                                                     \
         }                                                                         \
-        for (int t = 0; t < (W); t++) o[j0 + t] += c * acc[t];                    \
+        if (set) { for (int t = 0; t < (W); t++) o[j0 + t] = c * acc[t]; }        \
+        else { for (int t = 0; t < (W); t++) o[j0 + t] += c * acc[t]; }           \
     }
 
 static void tk_gemm2(const tk_op *op, double *o, const double *a, const double *b) {
@@ -163,6 +167,8 @@ static void tk_gemm2(const tk_op *op, double *o, const double *a, const double *
     const int64_t K = op->ext[l - 1], J = op->ext[l];
     const int64_t sak = op->st[1][l - 1], sbk = op->st[2][l - 1], saj = op->st[1][l];
     const double c = op->coeff;
+    /* assigning spares a pass that zeroes o and a read of o (bmm's output is 340 MB) */
+    const int set = op->kind == TK_MAC2_SET;
     int64_t j0 = 0;
     TK_GEMM_CHUNK(32)
     TK_GEMM_CHUNK(16)
@@ -173,7 +179,7 @@ static void tk_gemm2(const tk_op *op, double *o, const double *a, const double *
 
 static inline int tk_is_gemm2(const tk_op *op) {
     const int l = op->nloops - 1;
-    return op->kind == TK_MAC2 && l >= 1 && op->st[0][l - 1] == 0 && op->st[0][l] == 1
+    return (op->kind == TK_MAC2 || op->kind == TK_MAC2_SET) && l >= 1 && op->st[0][l - 1] == 0 && op->st[0][l] == 1
         && op->st[2][l] == 1 && (op->st[1][l] == 0 || op->st[1][l] == 1) && op->ext[l] >= 4;
 }
 
@@ -316,7 +322,7 @@ static void tk_nest(const tk_op *op, int first, double *o, const double *a, cons
         case TK_MAC0: o[0] += op->coeff; break;
         case TK_MAC1: o[0] += op->coeff * a[0]; break;
         case TK_MAC2: case TK_MAC2B: o[0] += op->coeff * (a[0] * b[0]); break;
-        case TK_MAC2B_SET: o[0] = op->coeff * (a[0] * b[0]); break;
+        case TK_MAC2B_SET: case TK_MAC2_SET: o[0] = op->coeff * (a[0] * b[0]); break;
         case TK_DIV: o[0] = tk_cdiv(a[0], b[0]); break;
         case TK_SEL: o[0] = b[0] != 0.0 ? a[0] : 0.0; break;
         }

@@ -143,6 +143,59 @@ def test_blas_steps_agree():
     both(big, inputs, params)
 
 
+@pytest.mark.parametrize("rows", [1, 3, 7, 20])
+def test_streamed_blas_agrees_in_any_chunking(rows, monkeypatch):
+    # mttkrp's GEMM B(ik, l) @ D runs in chunks of `rows` values of i, each consumed at once
+    # by Σ_k t[i, k, j] C[k, j]; 20 rows in chunks of 3 leave a remainder chunk of 2
+    row = 60 * 70  # one i-row of the temporary t[i, k, j]
+    monkeypatch.setattr(planner, "STREAM_CHUNK_ELEMENTS", rows * row)
+    rng = np.random.default_rng(3)
+    inputs = {"B": rng.standard_normal((20, 60, 70)), "C": rng.standard_normal((60, 70)),
+              "D": rng.standard_normal((70, 70))}
+    inputs["B"][4, 2, 9] = np.nan  # • reaches row 4 of A only
+    prog, params = ct.load("examples/mttkrp.teil"), {"I": 20, "J": 70, "K": 60, "L": 70}
+    k = native.compile(prog, params)
+    calls = [c for sp in k.plans[0].stmts for c in sp.calls]
+    assert [(c.blas is not None, [d.kind for d in c.ops], c.chunk) for c in calls] == \
+        [(True, ["mac2_set"], rows)]
+    out = k(**inputs)["A"]
+    agree({"A": out}, evaluate(prog, inputs, params))
+    assert np.isnan(out[4]).all() and not np.isnan(np.delete(out, 4, axis=0)).any()
+
+
+def _streamed_mttkrp() -> tuple[planner.Plan, planner.Call]:
+    p = _plan("examples/mttkrp.teil", {"I": 20, "J": 70, "K": 60, "L": 70})
+    call = next(c for sp in p.stmts for c in sp.calls if c.chunk)
+    return p, call
+
+
+def test_plan_check_rejects_a_stream_that_reads_other_rows():
+    p, call = _streamed_mttkrp()
+    d = call.ops[0]
+    r = next(r for r, o in enumerate(d.operands) if o.store is call.blas.out.store)
+    # element i would read row i-1 of the temporary: not yet written by its chunk's GEMM
+    d.offsets = tuple(o - 60 * 70 if q == r else o for q, o in enumerate(d.offsets))
+    with pytest.raises(PlanRejected, match="streaming"):
+        check_plan(p)
+
+
+def test_plan_check_rejects_a_stream_whose_temporary_is_read_later():
+    p, call = _streamed_mttkrp()
+    sp = p.stmts[0]
+    d = call.ops[0]
+    reader = planner.OpDesc("mac1", None, (d.operands[0], call.blas.out), ((10, 1, 1),), (0, 0), 1.0, (0, 0), 1)
+    sp.calls.append(planner.Call([reader], 1))
+    with pytest.raises(PlanRejected, match="read after"):
+        check_plan(p)
+
+
+def test_plan_check_rejects_a_stream_chunked_by_another_label():
+    p, call = _streamed_mttkrp()
+    call.nbatch, call.ops[0].nbatch = 70, 70
+    with pytest.raises(PlanRejected, match="streaming"):
+        check_plan(p)
+
+
 def test_params_are_read_off_the_inputs():
     k = native.compile(ct.load("examples/matmul.teil"))
     out = k(A=np.ones((2, 3)), B=np.ones((3, 4)))
@@ -264,11 +317,66 @@ def test_plan_check_rejects_a_dropped_factor():
 
 def test_plan_check_rejects_a_descriptor_beyond_its_buffer():
     p = _plan("examples/bmm.teil", {"nb": 3, "ni": 2, "nj": 4, "nk": 3})
-    d = next(d for sp in p.stmts for c in sp.calls for d in c.ops if d.kind == "mac2")
+    d = next(d for sp in p.stmts for c in sp.calls for d in c.ops if d.kind in ("mac2", "mac2_set"))
     ext, *strides = d.loops[0]
     d.loops = ((ext + 1, *strides), *d.loops[1:])
     with pytest.raises(PlanRejected, match="descriptor"):
         check_plan(p)
+
+
+def _assigning_bmm() -> tuple[planner.Plan, planner.OpDesc]:
+    p = _plan("examples/bmm.teil", {"nb": 3, "ni": 5, "nj": 20, "nk": 40})  # b too big for MAC2B
+    ops = [d for sp in p.stmts for c in sp.calls for d in c.ops]
+    # the zero fill is gone: the two-loop kernel assigns each element of C once
+    assert [d.kind for d in ops] == ["mac2_set"]
+    return p, ops[0]
+
+
+def test_plan_check_rejects_an_assigning_op_outside_its_kernel():
+    p, d = _assigning_bmm()
+    check_plan(p)
+    d.loops = (*d.loops[:-2], d.loops[-1], d.loops[-2])  # the summed loop innermost
+    with pytest.raises(PlanRejected, match="assigning MAC2"):
+        check_plan(p)
+
+
+def test_plan_check_rejects_an_assigning_op_that_writes_twice():
+    p, d = _assigning_bmm()
+    # rows 0..4 of a 5x20 output, moved by 3 instead of 20: rows overlap and the tail is never written
+    (ext, _so, sa, sb), *rest = d.loops
+    d.loops = ((ext, 3, sa, sb), *rest)
+    with pytest.raises(PlanRejected, match="exactly once"):
+        check_plan(p)
+    p, d = _assigning_bmm()
+    call = next(c for sp in p.stmts for c in sp.calls if d in c.ops)
+    call.ops.insert(0, planner.OpDesc("fill", None, (d.operands[0],), d.loops, d.offsets[:1], 0.0,
+                                      d.batch_strides[:1], d.nbatch))
+    with pytest.raises(PlanRejected, match="exactly once"):
+        check_plan(p)
+
+
+@pytest.mark.parametrize("pad", [None, 8])
+def test_assigning_ops_agree_with_reference(pad):
+    # shapes that reach MAC2_SET (K > 32, J > 16); NaN (•) and ±inf must reach the same outputs
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((3, 5, 40)), rng.standard_normal((3, 40, 20))
+    a[0, 1, 3], b[1, 7, 2], a[2, 0, 0] = np.nan, np.inf, 0.0
+    b[2, 0, 5] = np.inf  # 0 · inf = • in one sum
+    prog = ct.load("examples/bmm.teil")
+    params = {"nb": 3, "ni": 5, "nj": 20, "nk": 40}
+    k = native.compile(prog, params, pad)
+    assert any(d.kind == "mac2_set" for sp in k.plans[0].stmts for c in sp.calls for d in c.ops)
+    both(prog, {"A": a, "B": b}, params, pad)
+    c = rng.standard_normal((9, 20))
+    both(ct.load("examples/matmul.teil"), {"A": c.T.copy(), "B": c}, {"l": 20, "m": 9, "n": 20}, pad)
+
+
+def test_small_batched_gemms_run_in_the_fused_kernel():
+    # 8192 items of 72x26x72 ran as a numpy.matmul loop; the fused kernel uses both cores
+    p = _plan("examples/bmm.teil", {"nb": 16, "ni": 72, "nj": 72, "nk": 26})
+    assert not any(c.blas is not None for sp in p.stmts for c in sp.calls)
+    p = _plan("examples/bmm.teil", {"nb": 2, "ni": 128, "nj": 128, "nk": 64})
+    assert any(c.blas is not None for sp in p.stmts for c in sp.calls)
 
 
 def test_plan_check_rejects_a_wrong_coefficient():
