@@ -451,6 +451,20 @@ def test_input_errors_are_teil_errors():
                                                             B=np.ones((3, 4)))["C"][0, 0] == 3.0
 
 
+def test_padded_input_buffers_are_reused_but_never_leak_between_calls():
+    # the padded copies of the inputs are kept per thread; each call rewrites their region
+    p = ct.parse("alloc A : [3, 5]\nalloc B : [5]\nalloc C : [3]\nB = red A\nC = red (transp 1 A)\n")
+    k = native.compile(p, None, 4)
+    first = k(A=np.arange(15.0).reshape(3, 5))
+    first["A"][:] = 99.0  # an output that is an input is a copy, not the pooled buffer
+    a = -np.ones((3, 5))
+    a[1, 2] = np.nan
+    second = k(A=a)
+    agree(second, evaluate(p, {"A": a}, None, 4))
+    assert np.isnan(second["B"][2]) and np.isnan(second["C"][1]) and second["B"][0] == -3.0
+    assert (first["A"] == 99.0).all()  # the second call did not write into the first's result
+
+
 def test_padded_outputs_have_declared_shapes_and_inputs_are_not_aliased():
     p = ct.parse("alloc A : [3, 5]\nalloc B : [5]\nB = red A\n")
     a = np.arange(15.0).reshape(3, 5)
