@@ -213,7 +213,11 @@ def run_kernel(k: Kernel, rng: np.random.Generator) -> Row:
     row = Row(k.name, ms, k.flops / (ms["native"] * 1e-3) / 1e9,
               {m: ms["numpy.einsum"] / ms[m] for m in ("native", "native pad 8", "opt_einsum", "hand numpy")},
               bool(agree), planner.describe(kern.plans[0]))
-    row.extra = {"input_bytes": in_bytes, "output_bytes": out_bytes}
+    # the rounds are paired (round-robin), so each round's ratio shows how steady a verdict is
+    ratios = sorted(e / n for e, n in zip(samples["numpy.einsum"], samples["native"], strict=True))
+    row.extra = {"input_bytes": in_bytes, "output_bytes": out_bytes,
+                 "einsum/native per round": ratios,
+                 "rounds native faster": sum(x > 1.0 for x in ratios)}
     if k.name.startswith("interp"):
         for m in ("native", "native pad 8", "numpy.einsum", "hand numpy"):
             row.extra[f"peak_{m}"] = (in_bytes + peak_bytes(methods[m])) / (in_bytes + out_bytes)
@@ -225,16 +229,18 @@ COLUMNS = ["native", "native pad 8", "numpy.einsum", "opt_einsum", "hand numpy",
 
 def table(rows: list[Row]) -> str:
     head = f"{'kernel':<24}" + "".join(f"{c:>14}" for c in COLUMNS) + f"{'GFLOP/s':>9}" + \
-        f"{'einsum/native':>15}{'einsum/pad':>12}{'ok':>4}"
+        f"{'einsum/native':>15}{'einsum/pad':>12}{'won':>7}{'ok':>4}"
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(f"{r.name:<24}" + "".join(f"{r.ms[c]:>11.1f} ms" for c in COLUMNS) + f"{r.gflops:>9.1f}"
                      + f"{r.vs_einsum['native']:>14.2f}x{r.vs_einsum['native pad 8']:>11.2f}x"
+                     + f"{r.extra.get('rounds native faster', 0):>4}/{REPEAT:<2}"
                      + f"{'yes' if r.agree else 'NO':>4}")
     for r in rows:
         if "peak_native" in r.extra:
             lines.append(f"peak memory of {r.name} / (inputs + outputs): " + ", ".join(
                 f"{m} {r.extra['peak_' + m]:.2f}x" for m in ("native", "native pad 8", "numpy.einsum", "hand numpy")))
+    lines.append(f"won: rounds (of {REPEAT}, round-robin) in which native was faster than numpy.einsum")
     return "\n".join(lines)
 
 
