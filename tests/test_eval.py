@@ -590,6 +590,23 @@ def test_padding_theorem_needs_finite_values() -> None:
     assert np.isnan(run(p3, {"x": np.ones(3)}, pad=4)["s"])
 
 
+def test_padding_check_tells_rounding_from_inf_times_zero() -> None:
+    """A padded sum is blocked differently, so where both runs are finite they may differ in
+    the last bits; that must not be reported as a padding error (a reviewer's random program
+    with one • output was refused for 37.46597750504602 against ...601).  Where either run is
+    not finite, they must agree exactly."""
+    from core_teil.eval import PaddingUnsound, padding_agrees
+
+    padded = {"O": np.array([1.0000000000000002, np.nan, -np.inf]), "s": np.array(np.nan)}
+    padding_agrees(padded, lambda: {"O": np.array([1.0, np.nan, -np.inf]), "s": np.array(np.nan)}, 4)
+    with pytest.raises(PaddingUnsound, match=r"output O\[3\] is -inf but the unpadded semantics gives inf"):
+        padding_agrees(padded, lambda: {"O": np.array([1.0, np.nan, np.inf]), "s": np.array(np.nan)}, 4)
+    with pytest.raises(PaddingUnsound, match=r"output O\[2\] is nan but the unpadded semantics gives 5.0"):
+        padding_agrees(padded, lambda: {"O": np.array([1.0, 5.0, -np.inf]), "s": np.array(np.nan)}, 4)
+    with pytest.raises(PaddingUnsound, match=r"output s\[\] is nan but the unpadded semantics gives inf"):
+        padding_agrees(padded, lambda: {"O": np.array([1.0, np.nan, -np.inf]), "s": np.array(np.inf)}, 4)
+
+
 # --------------------------------------------------------------------------
 # Random well-typed programs (tests/wellformed.py)
 # --------------------------------------------------------------------------
