@@ -39,9 +39,9 @@ import numpy as np
 
 from . import _native
 from .errors import TeilError, TeilInputError, TeilUnknown
-from .eval import ArrayInterpretation, padding_agrees
+from .eval import ArrayInterpretation, evaluate, padding_agrees
 from .inputs import check_params_given, check_supplied, infer_params, validate_inputs
-from .planner import Buffer, Call, Definition, Operand, Plan, Temp, blas_groups, fold, plan
+from .planner import Buffer, Call, Definition, Operand, Plan, Temp, blas_groups, fold, inf_sensitive, plan
 from .syntax import Program
 from .typing import TypedProgram, check_program
 
@@ -138,6 +138,7 @@ class Compiled:
     plan: Plan
     calls: list[list[CompiledCall]]
     last_use: list[list[Buffer]]  # buffers no statement after this one reads
+    inf_sensitive: tuple[str, ...] = ()  # inputs whose ±inf the plan's factoring would mishandle
 
 
 def _compile_calls(p: Plan) -> list[list[CompiledCall]]:
@@ -227,7 +228,7 @@ class Kernel:
         from .plan_check import check_plan
 
         check_plan(p)
-        c = Compiled(typed, p, _compile_calls(p), _last_uses(p))
+        c = Compiled(typed, p, _compile_calls(p), _last_uses(p), tuple(sorted(inf_sensitive(p))))
         self._compiled[key] = c
         return c
 
@@ -241,6 +242,10 @@ class Kernel:
         check_params_given(self.program, params)
         c = self._prepare(params)
         arrays = self._inputs(c.typed, inputs)
+        if any(np.isinf(arrays[x]).any() for x in c.inf_sensitive if x in arrays):
+            # ±inf where the plan factors a sum (planner.inf_sensitive): the equations
+            # themselves decide, by the reference engine; slower, never wrong
+            return evaluate(self.program, inputs, params, self.pad)
         outputs = self._run(c, arrays)
         if self.pad is not None:
             padding_agrees(outputs, lambda: self._unpadded()(**inputs), self.pad)

@@ -1301,6 +1301,50 @@ def plan(typed: TypedProgram, pad: int | None = None) -> Plan:
     return Plan(typed, pad, nfs, stmts, final)
 
 
+def _leaf_buffers(f: Factor) -> set[Buffer]:
+    if isinstance(f, Leaf):
+        return {f.buf}
+    polys = (f.num, f.den) if isinstance(f, DivAtom) else (f.body,)
+    return {b for q in polys for t in q.terms for g in t.factors for b in _leaf_buffers(g)}
+
+
+def _factored(poly: Poly) -> set[Buffer]:
+    """Buffers read by a factor that a term's sum may be factored out of: ``x · Σ_m y(m)``
+    for ``Σ_m x · y(m)`` (``m`` read by another factor, not by ``x``)."""
+    out: set[Buffer] = set()
+    for t in poly.terms:
+        labels = [factor_labels(f) for f in t.factors]
+        for q, f in enumerate(t.factors):
+            others = set().union(*(ls for r, ls in enumerate(labels) if r != q))
+            if (set(t.red) & others) - labels[q]:
+                out |= _leaf_buffers(f)
+            if not isinstance(f, Leaf):
+                for body in ((f.num, f.den) if isinstance(f, DivAtom) else (f.body,)):
+                    out |= _factored(body)
+    return out
+
+
+def inf_sensitive(p: Plan) -> set[str]:
+    """The inputs whose ±inf values could make the plan differ from the semantics.
+
+    The plan applies distributivity, ``x · Σ_m y(m) = Σ_m x · y(m)``: exact for the reals
+    and for • (it absorbs either side), but not for ±inf: ``inf · (1 + -2) = -inf`` while
+    ``inf · 1 + inf · -2`` is •.  Summation order alone cannot turn ±inf into another
+    non-finite value, and padding is checked separately (:func:`eval.padding_agrees`).
+    So these are the inputs read, directly or through earlier statements, by a factor
+    that a sum is factored out of."""
+    flagged = set().union(*(_factored(nf.poly) for nf in p.nfs)) if p.nfs else set()
+    by_target = {nf.target: nf for nf in p.nfs if nf.target is not None}
+    todo = list(flagged)
+    while todo:
+        nf = by_target.get(todo.pop())
+        if nf is not None:
+            for b in {b for t in nf.poly.terms for f in t.factors for b in _leaf_buffers(f)} - flagged:
+                flagged.add(b)
+                todo.append(b)
+    return {b.name for b in flagged if b.kind == "initial"}
+
+
 def describe(p: Plan) -> str:
     """A readable account of a plan (for ``--explain`` style debugging and the docs)."""
     lines = []

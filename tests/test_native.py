@@ -451,6 +451,50 @@ def test_input_errors_are_teil_errors():
                                                             B=np.ones((3, 4)))["C"][0, 0] == 3.0
 
 
+def test_inf_where_a_sum_is_factored_is_left_to_the_equations():
+    # the plan computes x · Σ_m y(m); the semantics Σ_m x · y(m).  For x = inf, y = [1, -2]:
+    # inf · -1 = -inf, but inf · 1 + inf · -2 = • (a reviewer's reproducer)
+    prog = ct.parse("lang full\ninput alloc A : [1]\ninput alloc B : [2]\noutput alloc O : [1]\n"
+                    "O = red 2 (prod A B)\n")
+    k = native.compile(prog)
+    inputs = {"A": np.array([np.inf]), "B": np.array([1.0, -2.0])}
+    assert np.isnan(k(**inputs)["O"]).all()
+    agree(k(**inputs), evaluate(prog, inputs))
+    # a finite x keeps the factored plan; ±inf in y alone is not factored out of anything
+    assert planner.inf_sensitive(k.plans[0]) == {"A"}
+    agree(k(A=np.array([2.0]), B=np.array([np.inf, -1.0])), evaluate(prog, {"A": np.array([2.0]),
+                                                                     "B": np.array([np.inf, -1.0])}))
+
+
+@pytest.mark.parametrize("pad", [None, 4])
+def test_inf_in_the_examples_agrees_with_reference(pad):
+    rng = np.random.default_rng(11)
+    prog, params = ct.load("examples/mttkrp.teil"), {"I": 3, "J": 5, "K": 4, "L": 6}
+    inputs = {"B": rng.standard_normal((3, 4, 6)), "C": rng.standard_normal((4, 5)),
+              "D": rng.standard_normal((6, 5))}
+    inputs["C"][1, 2] = np.inf  # factored out of Σ_l: C[k, j] · Σ_l B[i, k, l] D[l, j]
+    k = native.compile(prog, params, pad)
+    assert planner.inf_sensitive(k.plans[0]) == {"C", "D"}
+    _same_outcome(lambda: k(**inputs), lambda: evaluate(prog, inputs, params, pad))
+    bmm = ct.load("examples/bmm.teil")
+    a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4, 5))
+    a[0, 1, 2], b[1, 3, 0] = np.inf, -np.inf  # no factoring in a plain contraction: no fallback
+    kb = native.compile(bmm, {"nb": 2, "ni": 3, "nj": 5, "nk": 4}, pad)
+    assert planner.inf_sensitive(kb.plans[0]) == set()
+    _same_outcome(lambda: kb(A=a, B=b), lambda: evaluate(bmm, {"A": a, "B": b}, None, pad))
+
+
+def _same_outcome(run_native, run_reference) -> None:
+    """Equal outputs, or the same error (under padding, inf · 0 may be refused: report Theorem 3)."""
+    try:
+        want = run_reference()
+    except TeilError as e:
+        with pytest.raises(type(e), match=e.rule or ""):
+            run_native()
+        return
+    agree(run_native(), want)
+
+
 def test_padded_input_buffers_are_reused_but_never_leak_between_calls():
     # the padded copies of the inputs are kept per thread; each call rewrites their region
     p = ct.parse("alloc A : [3, 5]\nalloc B : [5]\nalloc C : [3]\nB = red A\nC = red (transp 1 A)\n")
