@@ -55,6 +55,7 @@ from .planner import (
     SumAtom,
     Temp,
     TermSchedule,
+    batches_disjoint,
     blas_groups,
     factor_labels,
     fold,
@@ -362,10 +363,17 @@ def check_calls(sp: StmtPlan) -> None:
                 others = [x for c in sp.calls for x in c.ops if x is not d and
                           x.operands[0].store is d.operands[0].store] + \
                          [c for c in sp.calls if c.blas is not None and c.blas.out.store is d.operands[0].store]
-                if others or not writes_once(d.loops, call.nbatch, d.batch_strides[0], _extent(d.operands[0])):
+                out = d.operands[0]
+                scratch = isinstance(out.store, Temp) and out.store.scratch
+                if others or not writes_once(d.loops, call.nbatch, d.batch_strides[0], _extent(out), scratch):
                     raise PlanRejected(f"{where}: an assigning op does not write its output exactly once",
                                        rule="plan check: descriptor")
             streamed = call.blas.out.store if call.blas is not None else None
+            out = d.operands[0]
+            if not batches_disjoint(d.loops, call.nbatch, d.batch_strides[0],
+                                    isinstance(out.store, Temp) and out.store.scratch):
+                raise PlanRejected(f"{where}: a {d.kind} op's batch elements, run in parallel, write the same "
+                                   f"elements of {out.store!r}", rule="plan check: descriptor")
             for r, o in enumerate(d.operands):
                 scratch = isinstance(o.store, Temp) and o.store.scratch
                 # a streamed temporary is a buffer of one chunk of rows (native.run_call)

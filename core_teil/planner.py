@@ -953,21 +953,37 @@ def gemm2_shape(merged: Sequence[Sequence[int]]) -> bool:
             and merged[-1][2] in (0, 1) and merged[-1][0] >= 4)
 
 
-def writes_once(loops: Sequence[Sequence[int]], nbatch: int, batch_stride: int, size: int) -> bool:
+def writes_once(loops: Sequence[Sequence[int]], nbatch: int, batch_stride: int, size: int,
+                scratch: bool = False) -> bool:
     """An op whose only summed loop is the kernel's k loop (second innermost) writes each of
     the ``size`` elements of its output once: every other loop moves the output, and the
-    moving loops (and the batch) cover exactly ``size`` elements."""
+    moving loops (and the batch) cover exactly ``size`` elements.  The batch must move the
+    output too, unless the output is per-element scratch (rewritten for each element)."""
     if any(lp[1] == 0 for i, lp in enumerate(loops) if i != len(loops) - 2):
         return False
-    moving = sorted([(lp[1], lp[0]) for lp in loops if lp[1] != 0] + ([(batch_stride, nbatch)] if batch_stride else []))
-    # strides in mixed radix make the map injective; with as many points as elements (and the
-    # descriptor check keeping them inside the storage) it is onto as well
+    if not batches_disjoint(loops, nbatch, batch_stride, scratch):
+        return False
+    # with the map injective (batches_disjoint), as many points as elements (and the
+    # descriptor check keeping them inside the storage) make it onto as well
+    return math.prod(lp[0] for lp in loops if lp[1] != 0) * (nbatch if batch_stride else 1) == size
+
+
+def batches_disjoint(loops: Sequence[Sequence[int]], nbatch: int, batch_stride: int, scratch: bool) -> bool:
+    """The batch elements of an op, run in parallel, write disjoint parts of its output: the
+    loops that move the output and the batch have strides in mixed radix (sorted, each at
+    least the span of the ones below it), so the map to the output is injective.  Scratch is
+    per thread, and one element needs nothing."""
+    if scratch:
+        return True
+    if nbatch > 1 and batch_stride == 0:
+        return False
+    moving = sorted([(lp[1], lp[0]) for lp in loops if lp[1] != 0] + ([(batch_stride, nbatch)] if nbatch > 1 else []))
     reach = 1
     for stride, extent in moving:
         if stride < reach:
             return False
         reach = stride * extent
-    return math.prod(extent for _, extent in moving) == size
+    return True
 
 
 def estimate(kind: str, merged: list[list[int]]) -> float:
@@ -1162,6 +1178,10 @@ def schedule(nf: StmtNF) -> StmtPlan:
     return StmtPlan(nf, low, calls, batch)
 
 
+def _scratch(o: Operand) -> bool:
+    return isinstance(o.store, Temp) and o.store.scratch
+
+
 def _size(o: Operand) -> int:
     return o.store.size if isinstance(o.store, Temp) else math.prod(o.store.shape)
 
@@ -1180,7 +1200,8 @@ def assign_in_place(calls: list[Call]) -> None:
         *fills, (call, d) = ws
         if d is None or d.kind != "mac2" or not gemm2_shape(d.loops) or \
                 any(f is None or f.kind != "fill" or f.coeff != 0.0 for _, f in fills) or \
-                not writes_once(d.loops, call.nbatch, d.batch_strides[0], _size(d.operands[0])):
+                not writes_once(d.loops, call.nbatch, d.batch_strides[0], _size(d.operands[0]),
+                                _scratch(d.operands[0])):
             continue
         if any(o.store is d.operands[0].store for o in d.operands[1:]):
             continue

@@ -411,6 +411,23 @@ def test_assigning_ops_agree_with_reference(pad):
     both(ct.load("examples/matmul.teil"), {"A": c.T.copy(), "B": c}, {"l": 20, "m": 9, "n": 20}, pad)
 
 
+def test_plan_check_rejects_parallel_batch_elements_writing_one_element():
+    # a reviewer's corruption: batch over the summed label b of C[i, j] = Σ_b Σ_k A[b,i,k] B[b,k,j]
+    # (C does not move with the batch); assigning, each C element is written 3 times at once
+    text = ("lang full\ninput alloc A : [3, 5, 40]\ninput alloc B : [3, 40, 20]\noutput alloc C : [5, 20]\n"
+            "C = contr 1 3 (contr 3 5 (prod A B))\n")
+    for kind in ("mac2_set", "mac2"):
+        p = planner.plan(check_program(ct.parse(text), {}))
+        check_plan(p)
+        call = p.stmts[0].calls[0]
+        d = next(d for d in call.ops if d.kind == "mac2")
+        d.kind, d.loops, d.offsets = kind, ((5, 20, 40, 0), (40, 0, 1, 20), (20, 1, 0, 1)), (0, 0, 0)
+        d.batch_strides, d.nbatch, call.nbatch = (0, 200, 800), 3, 3
+        call.ops = [d]
+        with pytest.raises(PlanRejected, match="exactly once" if kind == "mac2_set" else "write the same"):
+            check_plan(p)
+
+
 def test_small_batched_gemms_run_in_the_fused_kernel():
     # 8192 items of 72x26x72 ran as a numpy.matmul loop; the fused kernel uses both cores
     p = _plan("examples/bmm.teil", {"nb": 16, "ni": 72, "nj": 72, "nk": 26})
