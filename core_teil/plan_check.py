@@ -60,6 +60,7 @@ from .planner import (
     factor_labels,
     fold,
     gemm2_shape,
+    merge_loops,
     smallb_shape,
     writes_once,
 )
@@ -352,6 +353,7 @@ def check_calls(sp: StmtPlan) -> None:
         for d in call.ops:
             if len(d.loops) > MAXL - 2 or d.nbatch != call.nbatch:
                 raise PlanRejected(f"{where}: malformed op", rule="plan check: descriptor")
+            check_loops(d, where)
             if d.kind in ("mac2b", "mac2b_set") and not smallb_shape([list(lp) for lp in d.loops]):
                 raise PlanRejected(f"{where}: a small-matrix op outside the kernel's limits",
                                    rule="plan check: descriptor")
@@ -429,6 +431,39 @@ def check_stream(sp: StmtPlan, call: Any, where: str) -> None:
             bad = f"{t!r} is read after its streamed call"
     if bad:
         raise PlanRejected(f"{where}: streamed BLAS: {bad}", rule="plan check: streaming")
+
+
+def check_loops(d: Any, where: str) -> None:
+    """The op's loops are its operands' index maps, folded over their storage: made again
+    here from the labels in the op's loop order (which must be exactly the step's labels),
+    so that no stride or offset reaches the C loops that Z3 did not check at the operand."""
+    out = d.operands[0]
+    expected = d.step.loops() if d.step is not None else out.labels()
+    if d.step is not None and (out is not d.step.out or len(d.operands) != 1 + len(d.step.args)
+                               or {id(o) for o in d.operands[1:]} != {id(a) for a in d.step.args}):
+        raise PlanRejected(f"{where}: a {d.kind} op's operands are not its step's", rule="plan check: descriptor")
+    labels = [*d.order, *([d.batch] if d.batch is not None else [])]
+    if len(set(labels)) != len(labels) or set(labels) != expected:
+        raise PlanRejected(f"{where}: a {d.kind} op does not loop over exactly its step's labels",
+                           rule="plan check: descriptor")
+    folded = [fold(o) for o in d.operands]
+    merged = merge_loops([[lab.bound, *(st.get(lab, 0) for _, st in folded)] for lab in d.order if lab.bound > 1])
+    if d.par is not None:
+        if not 0 <= d.par < len(merged):
+            raise PlanRejected(f"{where}: malformed op", rule="plan check: descriptor")
+        batch = merged.pop(d.par)
+        nbatch, strides = batch[0], tuple(batch[1:])
+    elif d.batch is not None:
+        nbatch = d.batch.bound
+        strides = tuple(0 if isinstance(o.store, Temp) and o.store.scratch else st.get(d.batch, 0)
+                        for o, (_, st) in zip(d.operands, folded, strict=True))
+    else:
+        nbatch, strides = 1, tuple(0 for _ in d.operands)
+    if tuple(tuple(lp) for lp in merged) != tuple(tuple(lp) for lp in d.loops) or \
+            tuple(off for off, _ in folded) != tuple(d.offsets) or nbatch != d.nbatch or \
+            strides != tuple(d.batch_strides):
+        raise PlanRejected(f"{where}: a {d.kind} op's loops are not its operands' index maps",
+                           rule="plan check: descriptor")
 
 
 def check_plan(p: Plan) -> None:

@@ -748,6 +748,11 @@ class OpDesc:
     coeff: float
     batch_strides: tuple[int, ...] = ()
     nbatch: int = 1
+    #: How the loops were made, for the plan check to make them again: the labels in loop
+    #: order (before merging), the fused batch label, and which merged loop became the batch.
+    order: tuple[Label, ...] = ()
+    batch: Label | None = None
+    par: int | None = None
 
     def row(self, slot0: int) -> list[int]:
         """The op's row; its operands use slots ``slot0, slot0+1, ...``."""
@@ -1087,7 +1092,7 @@ class Scheduler:
                                     f"supports {MAXL - 2}")
         offsets = tuple(f[0] for f in folded if f is not None)
         return OpDesc(kind, step, tuple(operands), tuple(tuple(lp) for lp in merged), offsets, coeff,
-                      tuple(batch_strides))
+                      tuple(batch_strides), order=tuple(order), batch=b)
 
     def step_descs(self, step: Step) -> list[OpDesc]:
         out = step.out
@@ -1274,6 +1279,7 @@ def single(d: OpDesc) -> Call:
         d.batch_strides = tuple(0 for _ in d.operands)
         return Call([d], 1)
     lp = loops.pop(par)
+    d.par = par
     d.loops = tuple(tuple(x) for x in loops)
     d.nbatch = lp[0]
     d.batch_strides = tuple(lp[1:])

@@ -375,22 +375,25 @@ def _assigning_bmm() -> tuple[planner.Plan, planner.OpDesc]:
 def test_plan_check_rejects_an_assigning_op_outside_its_kernel():
     p, d = _assigning_bmm()
     check_plan(p)
-    d.loops = (*d.loops[:-2], d.loops[-1], d.loops[-2])  # the summed loop innermost
+    # the summed loop innermost: true to the operands, but not the two-loop kernel's shape
+    d.loops = (*d.loops[:-2], d.loops[-1], d.loops[-2])
+    d.order = (*d.order[:-2], d.order[-1], d.order[-2])
     with pytest.raises(PlanRejected, match="assigning MAC2"):
         check_plan(p)
 
 
 def test_plan_check_rejects_an_assigning_op_that_writes_twice():
     p, d = _assigning_bmm()
-    # rows 0..4 of a 5x20 output, moved by 3 instead of 20: rows overlap and the tail is never written
+    # rows 0..4 of a 5x20 output moved by 3 instead of 20: rows overlap and the tail is never written
     (ext, _so, sa, sb), *rest = d.loops
+    assert planner.writes_once(d.loops, d.nbatch, d.batch_strides[0], 3 * 5 * 20)
+    assert not planner.writes_once(((ext, 3, sa, sb), *rest), d.nbatch, d.batch_strides[0], 3 * 5 * 20)
     d.loops = ((ext, 3, sa, sb), *rest)
-    with pytest.raises(PlanRejected, match="exactly once"):
+    with pytest.raises(PlanRejected, match="descriptor"):
         check_plan(p)
     p, d = _assigning_bmm()
     call = next(c for sp in p.stmts for c in sp.calls if d in c.ops)
-    call.ops.insert(0, planner.OpDesc("fill", None, (d.operands[0],), d.loops, d.offsets[:1], 0.0,
-                                      d.batch_strides[:1], d.nbatch))
+    call.ops.append(dataclasses.replace(d, kind="mac2"))  # a second writer, adding into C
     with pytest.raises(PlanRejected, match="exactly once"):
         check_plan(p)
 
@@ -421,8 +424,16 @@ def test_plan_check_rejects_parallel_batch_elements_writing_one_element():
         check_plan(p)
         call = p.stmts[0].calls[0]
         d = next(d for d in call.ops if d.kind == "mac2")
-        d.kind, d.loops, d.offsets = kind, ((5, 20, 40, 0), (40, 0, 1, 20), (20, 1, 0, 1)), (0, 0, 0)
-        d.batch_strides, d.nbatch, call.nbatch = (0, 200, 800), 3, 3
+        # as a planner would that fused the batch over b: loops made from the index maps
+        i, j = d.operands[0].index
+        b = next(lab for lab in d.step.summed() if lab.bound == 3)
+        k = next(lab for lab in d.step.summed() if lab.bound == 40)
+        folded = [planner.fold(o) for o in d.operands]
+        d.kind, d.order, d.batch, d.par = kind, (i, k, j), b, None
+        d.loops = tuple(map(tuple, planner.merge_loops([[x.bound, *(st.get(x, 0) for _, st in folded)]
+                                                        for x in d.order])))
+        d.batch_strides, d.nbatch, call.nbatch = tuple(st.get(b, 0) for _, st in folded), 3, 3
+        assert d.batch_strides[0] == 0  # C does not move with b
         call.ops = [d]
         with pytest.raises(PlanRejected, match="exactly once" if kind == "mac2_set" else "write the same"):
             check_plan(p)
@@ -434,6 +445,24 @@ def test_small_batched_gemms_run_in_the_fused_kernel():
     assert not any(c.blas is not None for sp in p.stmts for c in sp.calls)
     p = _plan("examples/bmm.teil", {"nb": 2, "ni": 128, "nj": 128, "nk": 64})
     assert any(c.blas is not None for sp in p.stmts for c in sp.calls)
+
+
+def test_plan_check_rejects_loops_that_are_not_the_index_maps():
+    # C[i, j] = Σ_k A[i, k] B[k, j], extents 4: the op loops over k and j (batch i).  Swapping
+    # B's strides between them stays in bounds (the bounds check passes) but reads B transposed.
+    p = _plan("examples/matmul.teil", {"l": 4, "m": 4, "n": 4})
+    d = next(d for sp in p.stmts for c in sp.calls for d in c.ops if d.kind.startswith("mac2"))
+    (k, *sk), (j, *sj) = d.loops
+    assert k == j == 4 and sk[2] != sj[2]
+    sk[2], sj[2] = sj[2], sk[2]
+    d.loops = ((k, *sk), (j, *sj))
+    with pytest.raises(PlanRejected, match="index maps"):
+        check_plan(p)
+    p = _plan("examples/matmul.teil", {"l": 4, "m": 4, "n": 4})
+    d = next(d for sp in p.stmts for c in sp.calls for d in c.ops if d.kind.startswith("mac2"))
+    d.order = d.order[1:]  # a label of the step that no loop runs over
+    with pytest.raises(PlanRejected, match="exactly its step's labels"):
+        check_plan(p)
 
 
 def test_plan_check_rejects_a_wrong_coefficient():
