@@ -181,6 +181,7 @@ class Compiled:
     calls: list[list[CompiledCall]]
     last_use: list[list[Buffer]]  # buffers no statement after this one reads
     inf_sensitive: tuple[str, ...] = ()  # inputs whose ±inf the plan's factoring would mishandle
+    outputs: tuple[tuple[str, tuple[slice, ...]], ...] = ()  # each output and its declared region
 
 
 def _compile_calls(p: Plan) -> list[list[CompiledCall]]:
@@ -255,6 +256,7 @@ class Kernel:
         self._unpadded_kernel: Kernel | None = None
         self._pool = threading.local()
         self._compiled: dict[tuple, Compiled] = {}
+        self._seen: tuple[tuple[str, ...], tuple[tuple[int, ...], ...], Compiled, dict[str, int]] | None = None
         if all(p in self.params for p in self.program.params):
             self._prepare(self.params, typed)
 
@@ -270,7 +272,10 @@ class Kernel:
         from .plan_check import check_plan
 
         check_plan(p)
-        c = Compiled(typed, p, _compile_calls(p), _last_uses(p), tuple(sorted(inf_sensitive(p))))
+        interp = ArrayInterpretation(typed)
+        regions = tuple((a.name, tuple(slice(0, interp.extent(d)) for d in a.shape))
+                        for a in typed.program.outputs())
+        c = Compiled(typed, p, _compile_calls(p), _last_uses(p), tuple(sorted(inf_sensitive(p))), regions)
         self._compiled[key] = c
         return c
 
@@ -279,11 +284,20 @@ class Kernel:
         return [c.plan for c in self._compiled.values()]
 
     def __call__(self, **inputs: Any) -> dict[str, np.ndarray]:
-        check_supplied(self.program, inputs)
-        params = infer_params(self.program, inputs, self.params)
-        check_params_given(self.program, params)
-        c = self._prepare(params)
-        arrays = self._inputs(c.typed, inputs)
+        seen = self._seen
+        if seen is not None and tuple(inputs) == seen[0] and all(
+                type(v) is np.ndarray and v.dtype == np.float64 and v.flags.c_contiguous and v.shape == shape
+                for v, shape in zip(inputs.values(), seen[1], strict=True)):
+            # the names, shapes and dtype of the last call that passed every check: the
+            # checks would pass again, with the same parameters (cold, they cost 0.15 ms)
+            c, params, arrays = seen[2], seen[3], dict(inputs)
+        else:
+            check_supplied(self.program, inputs)
+            params = infer_params(self.program, inputs, self.params)
+            check_params_given(self.program, params)
+            c = self._prepare(params)
+            arrays = self._inputs(c.typed, inputs)
+            self._seen = (tuple(inputs), tuple(np.shape(v) for v in inputs.values()), c, params)
         if any(np.isinf(arrays[x]).any() for x in c.inf_sensitive if x in arrays):
             # ±inf where the plan factors a sum (planner.inf_sensitive): the equations
             # themselves decide, by the reference engine; slower, never wrong
@@ -367,12 +381,9 @@ class Kernel:
             for b in c.last_use[s]:
                 store.pop(b, None)
         out: dict[str, np.ndarray] = {}
-        interp = ArrayInterpretation(typed)
-        for a in typed.program.outputs():
-            shape = tuple(interp.extent(d) for d in a.shape)
-            v = p.final[a.name]
+        for name, region in c.outputs:
+            v = p.final[name]
             assert not isinstance(v, Definition), "the final value of an output is materialised"
-            region = tuple(slice(0, n) for n in shape)
             arr = array_of(v)
             if v.kind == "initial":
                 arr = np.array(arr[region], dtype=np.float64)  # never hand back the caller's array
@@ -381,7 +392,7 @@ class Kernel:
                 # costs more than the kernel for bmm (measured: 0.6 s -> 1.6 s).
                 # A scalar is not indexed: arr[()] would be a numpy scalar, not an array.
                 arr = arr[region]
-            out[a.name] = arr
+            out[name] = arr
         return out
 
 

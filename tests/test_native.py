@@ -236,6 +236,24 @@ def test_plan_check_rejects_a_stream_chunked_by_another_label():
         check_plan(p)
 
 
+def test_repeated_calls_are_checked_like_the_first():
+    # the second call with the same names, shapes and dtype skips re-checking; anything else is checked
+    k = native.compile(ct.load("examples/matmul.teil"))
+    ones = {"A": np.ones((2, 3)), "B": np.ones((3, 4))}
+    assert k(**ones)["C"][0, 0] == 3.0 and k(**ones)["C"][0, 0] == 3.0
+    assert k(A=np.full((2, 3), 2.0), B=np.ones((3, 4)))["C"][0, 0] == 6.0
+    assert k(A=np.ones((5, 3)), B=np.ones((3, 4)))["C"].shape == (5, 4)  # new parameters
+    with pytest.raises(TeilInputError, match="complex"):
+        k(A=np.ones((5, 3), dtype=complex), B=np.ones((3, 4)))
+    with pytest.raises(TeilInputError, match="shape"):
+        k(A=np.ones((5, 3)), B=np.ones((2, 4)))
+    big = np.array(2**60, dtype=np.int64) * np.ones((5, 3), dtype=np.int64)
+    with pytest.raises(TeilInputError, match="2\\*\\*53"):
+        k(A=big, B=np.ones((3, 4)))
+    a = np.ones((3, 5)).T  # not C-contiguous: the checked path copies it
+    assert k(A=a, B=np.ones((3, 4)))["C"][0, 0] == 3.0
+
+
 def test_params_are_read_off_the_inputs():
     k = native.compile(ct.load("examples/matmul.teil"))
     out = k(A=np.ones((2, 3)), B=np.ones((3, 4)))
