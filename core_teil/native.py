@@ -53,6 +53,7 @@ from .planner import (
     blas_groups,
     fold,
     inf_sensitive,
+    is_scratch,
     plan,
 )
 from .syntax import Program
@@ -427,8 +428,7 @@ def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp
     for q, d in enumerate(call.ops):
         for r, o in enumerate(d.operands):
             addr, soff = _address(o, store, temps, array_of)
-            slots[3 * q + r] = (addr, d.batch_strides[r] if not (isinstance(o.store, Temp) and o.store.scratch)
-                                else 0, soff)
+            slots[3 * q + r] = (addr, 0 if is_scratch(o) else d.batch_strides[r], soff)
     if call.blas is None:
         _native.run(cc.ops_i, cc.ops_f, slots, call.nbatch, call.scratch)
         return

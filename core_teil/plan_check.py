@@ -60,8 +60,10 @@ from .planner import (
     factor_labels,
     fold,
     gemm2_shape,
+    is_scratch,
     merge_loops,
     smallb_shape,
+    stream_violation,
     writes_once,
 )
 from .shapes import solver as z3_solver
@@ -366,18 +368,17 @@ def check_calls(sp: StmtPlan) -> None:
                           x.operands[0].store is d.operands[0].store] + \
                          [c for c in sp.calls if c.blas is not None and c.blas.out.store is d.operands[0].store]
                 out = d.operands[0]
-                scratch = isinstance(out.store, Temp) and out.store.scratch
-                if others or not writes_once(d.loops, call.nbatch, d.batch_strides[0], _extent(out), scratch):
+                if others or not writes_once(d.loops, call.nbatch, d.batch_strides[0], _extent(out),
+                                             is_scratch(out)):
                     raise PlanRejected(f"{where}: an assigning op does not write its output exactly once",
                                        rule="plan check: descriptor")
             streamed = call.blas.out.store if call.blas is not None else None
             out = d.operands[0]
-            if not batches_disjoint(d.loops, call.nbatch, d.batch_strides[0],
-                                    isinstance(out.store, Temp) and out.store.scratch):
+            if not batches_disjoint(d.loops, call.nbatch, d.batch_strides[0], is_scratch(out)):
                 raise PlanRejected(f"{where}: a {d.kind} op's batch elements, run in parallel, write the same "
                                    f"elements of {out.store!r}", rule="plan check: descriptor")
             for r, o in enumerate(d.operands):
-                scratch = isinstance(o.store, Temp) and o.store.scratch
+                scratch = is_scratch(o)
                 # a streamed temporary is a buffer of one chunk of rows (native.run_call)
                 nbatch, size = (call.chunk, call.chunk * _extent(o) // call.nbatch) if o.store is streamed \
                     else (call.nbatch, _extent(o))
@@ -404,31 +405,11 @@ def check_calls(sp: StmtPlan) -> None:
 
 def check_stream(sp: StmtPlan, call: Any, where: str) -> None:
     """A streamed call (planner.stream_blas) runs BLAS rows ``[lo, hi)`` of the temporary's
-    outermost label, then the ops on batch elements ``[lo, hi)``.  That computes what the
-    two calls did one after the other if the ops read the temporary only inside the rows
-    of their own element, write neither it nor the GEMM's inputs, and nothing later reads it."""
-    step = call.blas
-    t = step.out.store
-    batch, i, _j, _k = blas_groups(step)
-    bad = None
-    if not isinstance(t, Temp) or batch or not i or t.layout is None or t.layout[0] is not i[0]:
-        bad = "the temporary is not laid out by the streamed label"
-    elif call.nbatch != i[0].bound or call.chunk < 1 or call.scratch:
-        bad = "the chunks do not follow the temporary's rows"
-    else:
-        row = t.size // i[0].bound
-        for d in call.ops:
-            if d.operands[0].store is t or any(d.operands[0].store is a.store for a in step.args):
-                bad = "an op writes what the GEMM reads or writes"
-            for r, o in enumerate(d.operands):
-                if o.store is t:
-                    reach = d.offsets[r] + sum((lp[0] - 1) * lp[1 + r] for lp in d.loops)
-                    if d.batch_strides[r] != row or d.offsets[r] < 0 or reach >= row:
-                        bad = f"an op reads {t!r} outside its own element's rows"
-        later = sp.calls[sp.calls.index(call) + 1:]
-        if any(o.store is t for c in later for d in c.ops for o in d.operands) or \
-                any(a.store is t for c in later if c.blas is not None for a in c.blas.args):
-            bad = f"{t!r} is read after its streamed call"
+    outermost label, then the ops on batch elements ``[lo, hi)``, ``chunk`` at a time: the
+    condition under which that equals running the two one after the other is
+    :func:`planner.stream_violation`."""
+    bad = "the chunks are empty" if call.chunk < 1 else \
+        stream_violation(call.blas, call.ops, call.nbatch, call.scratch, sp.calls[sp.calls.index(call) + 1:])
     if bad:
         raise PlanRejected(f"{where}: streamed BLAS: {bad}", rule="plan check: streaming")
 
@@ -455,7 +436,7 @@ def check_loops(d: Any, where: str) -> None:
         nbatch, strides = batch[0], tuple(batch[1:])
     elif d.batch is not None:
         nbatch = d.batch.bound
-        strides = tuple(0 if isinstance(o.store, Temp) and o.store.scratch else st.get(d.batch, 0)
+        strides = tuple(0 if is_scratch(o) else st.get(d.batch, 0)
                         for o, (_, st) in zip(d.operands, folded, strict=True))
     else:
         nbatch, strides = 1, tuple(0 for _ in d.operands)

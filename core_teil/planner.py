@@ -1074,7 +1074,7 @@ class Scheduler:
         batch_strides = []
         for f, o in zip(folded, operands, strict=True):
             assert f is not None
-            scratch = isinstance(o.store, Temp) and o.store.scratch
+            scratch = is_scratch(o)
             batch_strides.append(0 if (b is None or scratch) else f[1].get(b, 0))
         raw = [[lab.bound, *[0 if f is None else f[1].get(lab, 0) for f in folded]]
                for lab in order if lab.bound > 1]
@@ -1183,7 +1183,8 @@ def schedule(nf: StmtNF) -> StmtPlan:
     return StmtPlan(nf, low, calls, batch)
 
 
-def _scratch(o: Operand) -> bool:
+def is_scratch(o: Operand) -> bool:
+    """A per-thread scratch temporary of a fused batch (no batch stride: each element reuses it)."""
     return isinstance(o.store, Temp) and o.store.scratch
 
 
@@ -1206,7 +1207,7 @@ def assign_in_place(calls: list[Call]) -> None:
         if d is None or d.kind != "mac2" or not gemm2_shape(d.loops) or \
                 any(f is None or f.kind != "fill" or f.coeff != 0.0 for _, f in fills) or \
                 not writes_once(d.loops, call.nbatch, d.batch_strides[0], _size(d.operands[0]),
-                                _scratch(d.operands[0])):
+                                is_scratch(d.operands[0])):
             continue
         if any(o.store is d.operands[0].store for o in d.operands[1:]):
             continue
@@ -1223,32 +1224,36 @@ def assign_in_place(calls: list[Call]) -> None:
 STREAM_CHUNK_ELEMENTS = 1 << 20
 
 
-def streamable(blas: Call, consumer: Call) -> bool:
-    """The consumer reads the BLAS step's temporary only in the rows of its own batch element.
+def stream_violation(step: Step, ops: Sequence[OpDesc], nbatch: int, scratch: int,
+                     later: Sequence[Call]) -> str | None:
+    """Why BLAS ``step`` cannot be streamed through ``ops`` (run over ``nbatch`` batch
+    elements), or None: the one statement of the condition, used by the planner to stream
+    and by :func:`core_teil.plan_check.check_stream` to accept a streamed call.
 
-    The temporary is laid out [i..., j...] (:func:`lay_blas`); if its outermost label ``b``
-    is the consumer's batch label (batch stride = one ``b``-row of the temporary) and every
-    op reads within that row, then BLAS rows ``[lo, hi)`` of ``b`` are all that batch
-    elements ``[lo, hi)`` need."""
-    step = blas.blas
-    assert step is not None
+    The temporary is laid out [i..., j...] (:func:`lay_blas`).  If its outermost label is
+    the ops' batch label, every op reads it only inside the row of its own batch element
+    (batch stride = one row), no op writes it or the GEMM's inputs, and no later call reads
+    it, then BLAS rows ``[lo, hi)`` are all that batch elements ``[lo, hi)`` need: running
+    the two in chunks computes what running them one after the other did."""
     t = step.out.store
-    if not isinstance(t, Temp) or consumer.blas is not None or not consumer.ops or consumer.scratch:
-        return False
     batch, i, _j, _k = blas_groups(step)
-    if batch or not i or t.layout is None or t.layout[0] is not i[0] or consumer.nbatch != i[0].bound:
-        return False
+    if not isinstance(t, Temp) or batch or not i or t.layout is None or t.layout[0] is not i[0]:
+        return "the temporary is not laid out by the streamed label"
+    if not ops or nbatch != i[0].bound or scratch:
+        return "the chunks do not follow the temporary's rows"
     row = t.size // i[0].bound
-    written = {id(d.operands[0].store) for d in consumer.ops}
-    if id(t) in written or any(id(a.store) in written for a in step.args):
-        return False
-    for d in consumer.ops:
+    for d in ops:
+        if d.operands[0].store is t or any(d.operands[0].store is a.store for a in step.args):
+            return "an op writes what the GEMM reads or writes"
         for r, o in enumerate(d.operands):
             if o.store is t:
                 reach = d.offsets[r] + sum((lp[0] - 1) * lp[1 + r] for lp in d.loops)
                 if d.batch_strides[r] != row or d.offsets[r] < 0 or reach >= row:
-                    return False
-    return True
+                    return f"an op reads {t!r} outside its own element's rows"
+    if any(o.store is t for c in later for d in c.ops for o in d.operands) or \
+            any(a.store is t for c in later if c.blas is not None for a in c.blas.args):
+        return f"{t!r} is read after its streamed call"
+    return None
 
 
 def stream_blas(calls: list[Call]) -> None:
@@ -1257,13 +1262,9 @@ def stream_blas(calls: list[Call]) -> None:
     q = 0
     while q + 1 < len(calls):
         x, y = calls[q], calls[q + 1]
-        if x.blas is not None and not x.ops and streamable(x, y) and not any(
-                o.store is x.blas.out.store for c in calls[q + 2:] for d in c.ops for o in d.operands) and \
-                not any(c.blas is not None and x.blas.out.store in [a.store for a in c.blas.args]
-                        for c in calls[q + 2:]):
-            t = x.blas.out.store
-            assert isinstance(t, Temp)
-            row = t.size // y.nbatch
+        if x.blas is not None and not x.ops and y.blas is None and \
+                stream_violation(x.blas, y.ops, y.nbatch, y.scratch, calls[q + 2:]) is None:
+            row = x.blas.out.store.size // y.nbatch
             calls[q] = Call(y.ops, y.nbatch, 0, x.blas, [*x.temps, *y.temps],
                             chunk=max(1, min(y.nbatch, STREAM_CHUNK_ELEMENTS // max(row, 1))))
             del calls[q + 1]
@@ -1328,11 +1329,17 @@ def plan(typed: TypedProgram, pad: int | None = None) -> Plan:
     return Plan(typed, pad, nfs, stmts, final)
 
 
-def _leaf_buffers(f: Factor) -> set[Buffer]:
-    if isinstance(f, Leaf):
-        return {f.buf}
-    polys = (f.num, f.den) if isinstance(f, DivAtom) else (f.body,)
-    return {b for q in polys for t in q.terms for g in t.factors for b in _leaf_buffers(g)}
+def _bodies(f: DivAtom | GuardAtom | SumAtom) -> tuple[Poly, ...]:
+    return (f.num, f.den) if isinstance(f, DivAtom) else (f.body,)
+
+
+def _buffers(poly: Poly) -> set[Buffer]:
+    """The buffers a value reads, through its atoms."""
+    return {b for t in poly.terms for f in t.factors for b in _factor_buffers(f)}
+
+
+def _factor_buffers(f: Factor) -> set[Buffer]:
+    return {f.buf} if isinstance(f, Leaf) else set().union(*(_buffers(q) for q in _bodies(f)))
 
 
 def _factored(poly: Poly) -> set[Buffer]:
@@ -1344,10 +1351,9 @@ def _factored(poly: Poly) -> set[Buffer]:
         for q, f in enumerate(t.factors):
             others = set().union(*(ls for r, ls in enumerate(labels) if r != q))
             if (set(t.red) & others) - labels[q]:
-                out |= _leaf_buffers(f)
+                out |= _factor_buffers(f)
             if not isinstance(f, Leaf):
-                for body in ((f.num, f.den) if isinstance(f, DivAtom) else (f.body,)):
-                    out |= _factored(body)
+                out |= set().union(*(_factored(q) for q in _bodies(f)))
     return out
 
 
@@ -1366,7 +1372,7 @@ def inf_sensitive(p: Plan) -> set[str]:
     while todo:
         nf = by_target.get(todo.pop())
         if nf is not None:
-            for b in {b for t in nf.poly.terms for f in t.factors for b in _leaf_buffers(f)} - flagged:
+            for b in _buffers(nf.poly) - flagged:
                 flagged.add(b)
                 todo.append(b)
     return {b.name for b in flagged if b.kind == "initial"}
