@@ -9,7 +9,11 @@ unpadded and padded (``pad=8``), ``numpy.einsum(optimize=True)``,
 memory floor: a numpy copy of as many bytes as the kernel must move (it reads
 its inputs and writes its outputs once, so the floor copies
 ``(inputs + outputs) / 2`` bytes: a copy reads and writes each byte).
-Medians of ``REPEAT`` runs; GFLOP/s of the native engine from the flop count
+Medians of at least ``REPEAT`` rounds, and of more for a kernel whose round is short
+(as many as fit in ``BUDGET_S`` seconds, at most ``MAX_ROUNDS``): a 1% margin, as on the
+matrix products, needs them to be told from noise.  Each round runs the columns in a
+seeded random order, so that no column always follows the same neighbour (whose
+caches, or BLAS threads still awake, it would inherit).  GFLOP/s of the native engine from the flop count
 of the lifted (O(n^4)) contraction order.  The peak memory of ``interp``
 (tracemalloc: numpy reports its buffers to it) is compared with the bytes of
 its inputs and outputs.  Results go to ``bench/results.json`` and a bar chart
@@ -23,6 +27,7 @@ import json
 import math
 import os
 import platform
+import random
 import statistics
 import sys
 import time
@@ -37,6 +42,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 REPEAT = int(os.environ.get("CORE_TEIL_BENCH_REPEAT", "9"))
+BUDGET_S = 5.0
+MAX_ROUNDS = 41
 
 
 @dataclass
@@ -203,21 +210,29 @@ def run_kernel(k: Kernel, rng: np.random.Generator) -> Row:
     for m in ("numpy.einsum", "opt_einsum"):
         agree &= bool(np.allclose(methods[m](), ref, rtol=1e-8, atol=1e-8 * float(np.abs(ref).max() or 1)))
     samples: dict[str, list[float]] = {m: [] for m in methods}
-    for _ in range(REPEAT):  # round-robin: load from other processes hits every column alike
-        for m, fn in methods.items():
+    order = list(methods)
+    shuffle = random.Random(len(k.name))
+    rounds, r = REPEAT, 0
+    while r < rounds:  # interleaved: load from other processes hits every column alike
+        start = time.perf_counter()
+        shuffle.shuffle(order)
+        for m in order:
             t = time.perf_counter()
-            out = fn()
+            out = methods[m]()
             samples[m].append(time.perf_counter() - t)
             del out
+        if r == 0:
+            rounds = max(REPEAT, min(MAX_ROUNDS, int(BUDGET_S / (time.perf_counter() - start))))
+        r += 1
     ms = {m: median_ms(s) for m, s in samples.items()}
     row = Row(k.name, ms, k.flops / (ms["native"] * 1e-3) / 1e9,
               {m: ms["numpy.einsum"] / ms[m] for m in ("native", "native pad 8", "opt_einsum", "hand numpy")},
               bool(agree), planner.describe(kern.plans[0]))
-    # the rounds are paired (round-robin), so each round's ratio shows how steady a verdict is
+    # the columns of a round run back to back, so each round's ratio shows how steady a verdict is
     ratios = sorted(e / n for e, n in zip(samples["numpy.einsum"], samples["native"], strict=True))
     row.extra = {"input_bytes": in_bytes, "output_bytes": out_bytes,
                  "einsum/native per round": ratios,
-                 "rounds native faster": sum(x > 1.0 for x in ratios)}
+                 "rounds native faster": sum(x > 1.0 for x in ratios), "rounds": rounds}
     if k.name.startswith("interp"):
         for m in ("native", "native pad 8", "numpy.einsum", "hand numpy"):
             row.extra[f"peak_{m}"] = (in_bytes + peak_bytes(methods[m])) / (in_bytes + out_bytes)
@@ -234,13 +249,14 @@ def table(rows: list[Row]) -> str:
     for r in rows:
         lines.append(f"{r.name:<24}" + "".join(f"{r.ms[c]:>11.1f} ms" for c in COLUMNS) + f"{r.gflops:>9.1f}"
                      + f"{r.vs_einsum['native']:>14.2f}x{r.vs_einsum['native pad 8']:>11.2f}x"
-                     + f"{r.extra.get('rounds native faster', 0):>4}/{REPEAT:<2}"
+                     + f"{r.extra.get('rounds native faster', 0):>4}/{r.extra.get('rounds', REPEAT):<2}"
                      + f"{'yes' if r.agree else 'NO':>4}")
     for r in rows:
         if "peak_native" in r.extra:
             lines.append(f"peak memory of {r.name} / (inputs + outputs): " + ", ".join(
                 f"{m} {r.extra['peak_' + m]:.2f}x" for m in ("native", "native pad 8", "numpy.einsum", "hand numpy")))
-    lines.append(f"won: rounds (of {REPEAT}, round-robin) in which native was faster than numpy.einsum")
+    lines.append("won: rounds in which native was faster than numpy.einsum, of the rounds run "
+                 f"(at least {REPEAT}, more for short kernels)")
     return "\n".join(lines)
 
 
@@ -263,7 +279,8 @@ def machine() -> dict[str, Any]:
 
     info: dict[str, Any] = {"python": sys.version.split()[0], "numpy": np.__version__,
                             "platform": platform.platform(), "cpus": os.cpu_count(),
-                            "openmp_threads": native.openmp_threads(), "repeat": REPEAT}
+                            "openmp_threads": native.openmp_threads(), "repeat": REPEAT,
+                            "round_budget_s": BUDGET_S, "max_rounds": MAX_ROUNDS}
     with contextlib.suppress(OSError):
         info["loadavg"] = os.getloadavg()
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS"):

@@ -783,6 +783,23 @@ class Call:
     chunk: int = 0
 
 
+#: Innermost iterations below which a call runs on one thread.  With passive waiting
+#: (``OMP_WAIT_POLICY=PASSIVE``, see ``core_teil/__init__.py``) waking the second thread
+#: costs about 0.1 ms: an 8x8 matmul took 122 us on two threads and 15 us on one.  One
+#: thread computes every batch element as the team would, so the results are the same bits.
+PARALLEL_MIN_WORK = 1 << 21
+
+
+def element_work(call: Call) -> int:
+    """Innermost iterations of ``call``'s ops for one batch element."""
+    return sum(math.prod(loop[0] for loop in d.loops) for d in call.ops)
+
+
+def threads_for(call: Call, nbatch: int) -> int:
+    """Threads for running ``call`` over ``nbatch`` batch elements: 1, or 0 for all of them."""
+    return 1 if nbatch * element_work(call) < PARALLEL_MIN_WORK else 0
+
+
 @dataclass(eq=False)
 class StmtPlan:
     nf: StmtNF

@@ -48,7 +48,8 @@ def run(const int64_t[:, ::1] ops_i, const double[::1] ops_f, const int64_t[:, :
     """Run ``ops`` for every batch element ``0 <= i < nbatch``.
 
     ``slots_i`` rows are ``(address or 0, batch stride, scratch offset)``
-    (element units); a zero address marks a per-thread scratch slot."""
+    (element units); a zero address marks a per-thread scratch slot.  ``nthreads``:
+    0 for OpenMP's default, 1 runs serially with no parallel region to wake."""
     cdef int nops = ops_i.shape[0]
     cdef int nslots = slots_i.shape[0]
     cdef int q, r, l, L
@@ -104,7 +105,9 @@ def run(const int64_t[:, ::1] ops_i, const double[::1] ops_f, const int64_t[:, :
     nchunks = (nbatch + chunk - 1) // chunk if nbatch > 0 else 0
     try:
         with nogil:
-            if chunked:
+            if chunked and nt <= 1:
+                tk_run_chunk(ops, slots, 0, nbatch)
+            elif chunked:
                 for i in prange(nchunks, schedule="dynamic", num_threads=nt):
                     tk_run_chunk(ops, slots, i * chunk, min(nbatch, (i + 1) * chunk))
             elif nt <= 1:

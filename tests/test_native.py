@@ -183,6 +183,69 @@ def test_blas_steps_agree():
     both(big, inputs, params)
 
 
+MATMUL_ANY_A = """lang full
+param l, m, n
+alloc A : [l, m]
+input alloc B : [m, n]
+output alloc C : [l, n]
+C = contr 2 3 (prod A B)
+"""
+
+
+def test_one_gemm_programs_run_directly_and_agree():
+    # native.Direct: one BLAS step from two supplied inputs into the one output
+    rng = np.random.default_rng(3)
+    for path, params, shapes in [
+        ("examples/matmul.teil", {"l": 70, "m": 80, "n": 60}, {"A": (70, 80), "B": (80, 60)}),
+        ("examples/tvm_transposed_matmul.teil", {"m": 70, "n": 60, "h": 80}, {"A": (80, 70), "B": (80, 60)}),
+        ("examples/bmm.teil", {"nb": 2, "ni": 128, "nj": 128, "nk": 64}, {"A": (2, 128, 64), "B": (2, 64, 128)}),
+    ]:
+        k = native.compile(ct.load(path), params)
+        (c,) = k._compiled.values()
+        assert c.direct is not None, path
+        inputs = {x: rng.standard_normal(s) for x, s in shapes.items()}
+        inputs["A"].reshape(-1)[::17] = np.nan
+        out = k(**inputs)
+        agree(out, evaluate(ct.load(path), inputs, params))
+        assert out["C"].flags.c_contiguous and out["C"].flags.writeable
+        assert not any(np.shares_memory(out["C"], x) for x in inputs.values())
+        (cp,) = native.compile(ct.load(path), params, 8)._compiled.values()
+        assert cp.direct is None  # padded buffers are laid out by the general path
+
+
+def test_a_gemm_from_an_unsupplied_allocation_takes_the_general_path():
+    # A is not an input: supplied, the direct path runs; not supplied, A reads as • everywhere
+    k = native.compile(ct.parse(MATMUL_ANY_A), {"l": 70, "m": 80, "n": 60})
+    (c,) = k._compiled.values()
+    assert c.direct is not None
+    a, b = np.ones((70, 80)), np.ones((80, 60))
+    np.testing.assert_array_equal(k(A=a, B=b)["C"], np.full((70, 60), 80.0))
+    assert np.isnan(k(B=b)["C"]).all()
+    np.testing.assert_array_equal(k(A=a, B=b)["C"], np.full((70, 60), 80.0))
+
+
+def test_small_calls_run_on_one_thread_with_the_same_bits(monkeypatch):
+    # planner.threads_for: below PARALLEL_MIN_WORK no thread is woken; either way every
+    # batch element is computed by the same code, so the results are identical
+    small = _plan("examples/helm.teil", {"E": 4, "n": 5})
+    large = _plan("examples/helm.teil", {"E": 5000, "n": 13})
+    for p, want in ((small, 1), (large, 0)):
+        calls = [c for sp in p.stmts for c in sp.calls if c.ops]
+        assert calls and all(planner.threads_for(c, c.nbatch) == want for c in calls)
+    rng = np.random.default_rng(4)
+    params = {"E": 300, "n": 5}
+    inputs = {"S": rng.standard_normal((5, 5)), "D": rng.standard_normal((5, 5, 5)),
+              "u": rng.standard_normal((300, 5, 5, 5))}
+    inputs["D"][0, 1, 2] = 0.0  # a division by 0: •
+    outs = []
+    for threads in (1, 0):
+        monkeypatch.setattr(native, "threads_for", lambda call, nbatch, t=threads: t)
+        outs.append(native.compile(ct.load("examples/helm.teil"), params)(**inputs))
+    for name in outs[0]:
+        np.testing.assert_array_equal(outs[0][name], outs[1][name])
+    agree(outs[0], evaluate(ct.load("examples/helm.teil"), inputs, params))
+
+
 @pytest.mark.parametrize("rows", [1, 3, 7, 20])
 def test_streamed_blas_agrees_in_any_chunking(rows, monkeypatch):
     # mttkrp's GEMM B(ik, l) @ D runs in chunks of `rows` values of i, each consumed at once
