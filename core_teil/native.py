@@ -51,6 +51,7 @@ from .planner import (
     Step,
     Temp,
     blas_groups,
+    element_work,
     fold,
     inf_sensitive,
     is_scratch,
@@ -174,6 +175,7 @@ class CompiledCall:
     ops_i: np.ndarray
     ops_f: np.ndarray
     gemm: Gemm | None = None
+    work: int = 0  # innermost iterations per batch element (planner.element_work)
 
 
 @dataclass
@@ -224,7 +226,8 @@ def _compile_calls(p: Plan) -> list[list[CompiledCall]]:
             rows = [d.row(3 * q) for q, d in enumerate(c.ops)]
             ops_i = np.array(rows, dtype=np.int64).reshape(len(rows), _native.OP_WIDTH)
             ops_f = np.array([d.coeff for d in c.ops], dtype=np.float64)
-            cc.append(CompiledCall(c, ops_i, ops_f, Gemm.of(c.blas) if c.blas is not None else None))
+            cc.append(CompiledCall(c, ops_i, ops_f, Gemm.of(c.blas) if c.blas is not None else None,
+                                   element_work(c)))
         out.append(cc)
     return out
 
@@ -319,9 +322,7 @@ class Kernel:
 
     def __call__(self, **inputs: Any) -> dict[str, np.ndarray]:
         seen = self._seen
-        if seen is not None and tuple(inputs) == seen[0] and all(
-                type(v) is np.ndarray and v.dtype == np.float64 and v.flags.c_contiguous and v.shape == shape
-                for v, shape in zip(inputs.values(), seen[1], strict=True)):
+        if seen is not None and tuple(inputs) == seen[0] and _native.same_arrays(inputs.values(), seen[1]):
             # the names, shapes and dtype of the last call that passed every check: the
             # checks would pass again, with the same parameters (cold, they cost 0.15 ms)
             c, params, arrays = seen[2], seen[3], dict(inputs)
@@ -332,7 +333,7 @@ class Kernel:
             c = self._prepare(params)
             arrays = self._inputs(c.typed, inputs)
             self._seen = (tuple(inputs), tuple(np.shape(v) for v in inputs.values()), c, params)
-        if any(np.isinf(arrays[x]).any() for x in c.inf_sensitive if x in arrays):
+        if c.inf_sensitive and any(np.isinf(arrays[x]).any() for x in c.inf_sensitive if x in arrays):
             # ±inf where the plan factors a sum (planner.inf_sensitive): the equations
             # themselves decide, by the reference engine; slower, never wrong
             return evaluate(self.program, inputs, params, self.pad)
@@ -369,13 +370,13 @@ class Kernel:
 
     def _initial(self, buf: Buffer, arrays: Mapping[str, np.ndarray], typed: TypedProgram) -> np.ndarray:
         """μ_allocs (Fig. 9) / report Fig. 13: the input in place, • elsewhere, 0 in the padding."""
+        given = arrays.get(buf.name)
+        if self.pad is None and given is not None:
+            return given
         a = typed.program.alloc(buf.name)
         assert a is not None
         interp = ArrayInterpretation(typed)
         shape = tuple(interp.extent(d) for d in a.shape)
-        given = arrays.get(buf.name)
-        if self.pad is None and given is not None:
-            return given
         # No plan writes an initial buffer, so this thread's padded copy from the last call
         # is reused: its padding is still 0, and only the region is written again (padded
         # bmm: zeroing fresh buffers took 50 ms per input per call).
@@ -441,8 +442,8 @@ def _address(o: Operand, store: Mapping[Buffer, np.ndarray], temps: Mapping[Temp
     if isinstance(s, Temp):
         if s.scratch:
             return 0, s.offset
-        return temps[s].ctypes.data, 0
-    return array_of(s).ctypes.data, 0
+        return _native.address(temps[s]), 0
+    return _native.address(array_of(s)), 0
 
 
 def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp, np.ndarray],
@@ -468,7 +469,7 @@ def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp
             addr, soff = _address(o, store, temps, array_of)
             slots[3 * q + r] = (addr, 0 if is_scratch(o) else d.batch_strides[r], soff)
     if call.blas is None:
-        _native.run(cc.ops_i, cc.ops_f, slots, call.nbatch, call.scratch, threads_for(call, call.nbatch))
+        _native.run(cc.ops_i, cc.ops_f, slots, call.nbatch, call.scratch, threads_for(call.nbatch * cc.work))
         return
     # streamed (planner.stream_blas): the BLAS rows of batch elements [lo, hi) into the
     # chunk buffer, then the ops on those elements; the chunk buffer's rows start at lo
@@ -478,7 +479,7 @@ def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp
         hi = min(call.nbatch, lo + call.chunk)
         run_blas(cc, temps, array_of, (lo, hi))
         moved[:, 0] = np.where((slots[:, 0] != 0) & ~fixed, slots[:, 0] + 8 * lo * slots[:, 1], slots[:, 0])
-        _native.run(cc.ops_i, cc.ops_f, moved, hi - lo, call.scratch, threads_for(call, hi - lo))
+        _native.run(cc.ops_i, cc.ops_f, moved, hi - lo, call.scratch, threads_for((hi - lo) * cc.work))
 
 
 def _view(arr: np.ndarray, view: tuple[int, tuple[int, ...], tuple[int, ...]]) -> np.ndarray:

@@ -795,9 +795,10 @@ def element_work(call: Call) -> int:
     return sum(math.prod(loop[0] for loop in d.loops) for d in call.ops)
 
 
-def threads_for(call: Call, nbatch: int) -> int:
-    """Threads for running ``call`` over ``nbatch`` batch elements: 1, or 0 for all of them."""
-    return 1 if nbatch * element_work(call) < PARALLEL_MIN_WORK else 0
+def threads_for(work: int) -> int:
+    """Threads for a call of ``work`` innermost iterations (its batch elements times their
+    :func:`element_work`): 1, or 0 for all of them."""
+    return 1 if work < PARALLEL_MIN_WORK else 0
 
 
 @dataclass(eq=False)

@@ -9,9 +9,12 @@ temporaries that the planner fused into the batch loop.  Only
 ``core_teil.plan_check`` has checked against the buffers they address.
 """
 
+cimport numpy as cnp
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int32_t, int64_t, intptr_t
 from libc.stdlib cimport free, malloc
+
+cnp.import_array()
 
 
 cdef extern from "teil_kernels.h" nogil:
@@ -41,6 +44,37 @@ OP_WIDTH = 8 + 4 * TK_MAXL
 def openmp_threads() -> int:
     """Number of OpenMP threads the kernels use."""
     return tk_max_threads()
+
+
+def address(cnp.ndarray a) -> int:
+    """The address of ``a``'s first element: ``a.ctypes.data`` without building a ctypes
+    object (a call's op table needs several; each cost a microsecond)."""
+    return <intptr_t> cnp.PyArray_DATA(a)
+
+
+def same_arrays(values, tuple shapes) -> bool:
+    """Whether ``values`` are, one for each of ``shapes`` and in order, arrays of exactly
+    type ``ndarray`` holding native-order float64, C-contiguous, of that shape.
+
+    The gate of a repeated call (``core_teil.native.Kernel.__call__``): anything else
+    takes the checked path.  In C because, after a large GEMM has emptied the caches, the
+    same test in Python took 65 us of a matmul's time."""
+    cdef Py_ssize_t k = 0, d, n = len(shapes)
+    cdef cnp.ndarray a
+    cdef tuple shape
+    for v in values:
+        if k >= n or type(v) is not cnp.ndarray:
+            return False
+        a = <cnp.ndarray> v
+        shape = <tuple> shapes[k]
+        if cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not cnp.PyArray_ISNOTSWAPPED(a) \
+                or not cnp.PyArray_IS_C_CONTIGUOUS(a) or cnp.PyArray_NDIM(a) != len(shape):
+            return False
+        for d in range(len(shape)):
+            if cnp.PyArray_DIMS(a)[d] != <cnp.npy_intp> shape[d]:
+                return False
+        k += 1
+    return k == n
 
 
 def run(const int64_t[:, ::1] ops_i, const double[::1] ops_f, const int64_t[:, ::1] slots_i,

@@ -231,7 +231,7 @@ def test_small_calls_run_on_one_thread_with_the_same_bits(monkeypatch):
     large = _plan("examples/helm.teil", {"E": 5000, "n": 13})
     for p, want in ((small, 1), (large, 0)):
         calls = [c for sp in p.stmts for c in sp.calls if c.ops]
-        assert calls and all(planner.threads_for(c, c.nbatch) == want for c in calls)
+        assert calls and all(planner.threads_for(c.nbatch * planner.element_work(c)) == want for c in calls)
     rng = np.random.default_rng(4)
     params = {"E": 300, "n": 5}
     inputs = {"S": rng.standard_normal((5, 5)), "D": rng.standard_normal((5, 5, 5)),
@@ -239,7 +239,7 @@ def test_small_calls_run_on_one_thread_with_the_same_bits(monkeypatch):
     inputs["D"][0, 1, 2] = 0.0  # a division by 0: •
     outs = []
     for threads in (1, 0):
-        monkeypatch.setattr(native, "threads_for", lambda call, nbatch, t=threads: t)
+        monkeypatch.setattr(native, "threads_for", lambda work, t=threads: t)
         outs.append(native.compile(ct.load("examples/helm.teil"), params)(**inputs))
     for name in outs[0]:
         np.testing.assert_array_equal(outs[0][name], outs[1][name])
@@ -319,6 +319,23 @@ def test_repeated_calls_are_checked_like_the_first():
         k(A=big, B=np.ones((3, 4)))
     a = np.arange(15.0).reshape(3, 5).T  # same shape, not C-contiguous: the checked path copies it
     np.testing.assert_array_equal(k(A=a, B=np.ones((3, 4)))["C"], a @ np.ones((3, 4)))
+
+
+def test_the_repeated_call_gate_says_no_to_anything_but_the_same_arrays():
+    from core_teil import _native
+
+    a = np.zeros((2, 3))
+    shapes = ((2, 3), (4,))
+    assert _native.same_arrays([a, np.zeros(4)], shapes)
+
+    class Sub(np.ndarray):
+        pass
+
+    for other in (np.zeros(4, dtype=np.float32), np.zeros(4, dtype=">f8"), np.zeros(8)[::2],
+                  np.zeros(5), np.zeros((4, 1)), np.zeros(4).view(Sub), [0.0] * 4, 4.0):
+        assert not _native.same_arrays([a, other], shapes), other
+    assert not _native.same_arrays([a], shapes) and not _native.same_arrays([a, np.zeros(4), a], shapes)
+    assert _native.address(a[1:]) == a[1:].ctypes.data
 
 
 def test_params_are_read_off_the_inputs():
