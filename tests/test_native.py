@@ -208,6 +208,7 @@ def test_one_gemm_programs_run_directly_and_agree():
         out = k(**inputs)
         agree(out, evaluate(ct.load(path), inputs, params))
         assert out["C"].flags.c_contiguous and out["C"].flags.writeable
+        assert out["C"].size < native.PAGE_ALIGNED_MIN or out["C"].ctypes.data % 4096 == 0
         assert not any(np.shares_memory(out["C"], x) for x in inputs.values())
         (cp,) = native.compile(ct.load(path), params, 8)._compiled.values()
         assert cp.direct is None  # padded buffers are laid out by the general path
