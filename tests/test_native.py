@@ -208,10 +208,20 @@ def test_one_gemm_programs_run_directly_and_agree():
         out = k(**inputs)
         agree(out, evaluate(ct.load(path), inputs, params))
         assert out["C"].flags.c_contiguous and out["C"].flags.writeable
-        assert out["C"].size < native.PAGE_ALIGNED_MIN or out["C"].ctypes.data % 4096 == 0
         assert not any(np.shares_memory(out["C"], x) for x in inputs.values())
         (cp,) = native.compile(ct.load(path), params, 8)._compiled.values()
         assert cp.direct is None  # padded buffers are laid out by the general path
+
+
+def test_large_results_start_on_a_page():
+    # native.result_empty: a page-aligned result, in the direct and in the general path
+    rows = native.PAGE_ALIGNED_MIN // 256
+    a, b = np.ones((rows, 32)), np.ones((32, 256))
+    direct = native.compile(ct.load("examples/matmul.teil"), {"l": rows, "m": 32, "n": 256})
+    general = native.compile(ct.parse(MATMUL_ANY_A), {"l": rows, "m": 32, "n": 256})
+    for c in (direct(A=a, B=b)["C"], general(B=b)["C"]):
+        assert c.size == native.PAGE_ALIGNED_MIN and c.ctypes.data % 4096 == 0
+    assert native.result_empty((rows - 1, 256)).ctypes.data % 16 == 0  # small: plain np.empty
 
 
 def test_a_gemm_from_an_unsupplied_allocation_takes_the_general_path():
