@@ -79,6 +79,11 @@ def openmp_threads() -> int:
 # Proofs, cached by program hash
 # --------------------------------------------------------------------------
 
+#: Z3's context is shared by every thread and is not thread-safe (two threads proving at
+#: once crashed the process), so whatever may reach Z3 (proof, typing, planning, the plan
+#: check, the reference engine's typing) runs under this lock; a prepared plan runs without it.
+_Z3 = threading.RLock()
+
 _PROOFS: dict[tuple, Any] = {}
 _PROOF_CACHE_SIZE = 256
 
@@ -311,6 +316,11 @@ class Kernel:
         c = self._compiled.get(key)
         if c is not None:
             return c
+        with _Z3:
+            c = self._compiled.get(key)  # another thread may have prepared it meanwhile
+            return c if c is not None else self._prepare_locked(key, params, typed)
+
+    def _prepare_locked(self, key: tuple, params: dict[str, int], typed: TypedProgram | None) -> Compiled:
         certify(self.program, params, self.pad)
         if typed is None or typed.params != params:
             typed = check_program(self.program, params)
@@ -347,7 +357,8 @@ class Kernel:
         if c.inf_sensitive and any(np.isinf(arrays[x]).any() for x in c.inf_sensitive if x in arrays):
             # ±inf where the plan factors a sum (planner.inf_sensitive): the equations
             # themselves decide, by the reference engine; slower, never wrong
-            return evaluate(self.program, inputs, params, self.pad)
+            with _Z3:
+                return evaluate(self.program, inputs, params, self.pad)
         d = c.direct
         if d is not None and d.a in arrays and d.b in arrays:
             out = result_empty(d.shape)
@@ -367,9 +378,10 @@ class Kernel:
 
     def _unpadded(self) -> Kernel:
         """The same program without padding: the judge when a padded run meets a non-finite value."""
-        if self._unpadded_kernel is None:
-            self._unpadded_kernel = Kernel(self.program, self.params, None)
-        return self._unpadded_kernel
+        with _Z3:
+            if self._unpadded_kernel is None:
+                self._unpadded_kernel = Kernel(self.program, self.params, None)
+            return self._unpadded_kernel
 
     # -- inputs (the checks of eval.initial_store, without building a store) --
 
@@ -525,7 +537,8 @@ def gemm(g: Gemm, a_buf: np.ndarray, b_buf: np.ndarray, out: np.ndarray,
     shape_a, shape_b, shape_o = ((nb, ni, nk), (nb, nk, nj), (nb, ni, nj)) if nb > 1 else \
         ((ni, nk), (nk, nj), (ni, nj))
     b = _view(b_buf, g.b).reshape(shape_b)
-    np.matmul(a.reshape(shape_a), b, out=o.reshape(shape_o))
+    with np.errstate(all="ignore"):  # • and ±inf are values here, as in the reference engine
+        np.matmul(a.reshape(shape_a), b, out=o.reshape(shape_o))
 
 
 def compile(program_or_typed: Program | TypedProgram, params: Mapping[str, int] | None = None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import warnings
 
 import numpy as np
 import pytest
@@ -347,6 +348,71 @@ def test_the_repeated_call_gate_says_no_to_anything_but_the_same_arrays():
         assert not _native.same_arrays([a, other], shapes), other
     assert not _native.same_arrays([a], shapes) and not _native.same_arrays([a, np.zeros(4), a], shapes)
     assert _native.address(a[1:]) == a[1:].ctypes.data
+
+
+def test_the_repeated_call_path_compares_input_names():
+    # same shapes under other names, a missing name, an extra one: all are checked again
+    k = native.compile(ct.load("examples/matmul.teil"), {"l": 4, "m": 4, "n": 4})
+    a = np.ones((4, 4))
+    assert k(A=a, B=a)["C"][0, 0] == 4.0
+    with pytest.raises(TeilInputError, match="missing input 'B'"):
+        k(A=a, C=a)
+    assert k(B=a, A=2 * a)["C"][0, 0] == 8.0  # the other order: by name, not by position
+    with pytest.raises(TeilInputError):
+        k(A=a, B=a, D=a)
+
+
+def test_small_calls_wake_no_thread(monkeypatch):
+    # the thread count planner.threads_for gives is the one the extension is called with
+    seen = []
+    real = native._native.run
+    monkeypatch.setattr(native._native, "run", lambda *args: seen.append(args[-1]) or real(*args))
+    rng = np.random.default_rng(5)
+    for params, want in (({"E": 4, "n": 5}, 1), ({"E": 3000, "n": 9}, 0)):
+        n = params["n"]
+        inputs = {"S": rng.standard_normal((n, n)), "D": rng.standard_normal((n, n, n)),
+                  "u": rng.standard_normal((params["E"], n, n, n))}
+        seen.clear()
+        native.compile(ct.load("examples/helm.teil"), params)(**inputs)
+        assert seen and set(seen) == {want}, (params, seen)
+
+
+THREADS = """
+import threading, numpy as np, core_teil as ct
+k = ct.compile(ct.load("examples/matmul.teil"))  # no parameters: proved at the first call
+kp = ct.compile(ct.load("examples/matmul.teil"), {"l": 20, "m": 30, "n": 40}, 4)
+a, b = np.ones((20, 30)), np.ones((30, 40))
+kp(A=a, B=b)
+ai = a.copy(); ai[0, 0] = np.inf  # the padded kernel's judge, built and proved on demand
+bad = []
+def work():
+    for _ in range(3):
+        if not (k(A=a, B=b)["C"] == 30.0).all() or not np.isinf(kp(A=ai, B=b)["C"][0]).all():
+            bad.append(1)
+ts = [threading.Thread(target=work) for _ in range(4)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print("bad", len(bad))
+"""
+
+
+def test_threads_may_share_a_kernel_before_it_is_proved():
+    # Z3 is not thread-safe: without native._Z3 this crashed the interpreter (5 runs in 6)
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", THREADS], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "bad 0", (r.returncode, r.stdout, r.stderr[-2000:])
+
+
+def test_blas_steps_warn_about_nothing():
+    a, b = np.ones((64, 64)), np.ones((64, 64))
+    a[2, :] = 0.0
+    b[5, 7] = np.inf  # 0 · inf in the GEMM: a value here, not a floating-point event to report
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        c = ct.compile(ct.load("examples/matmul.teil"))(A=a, B=b)["C"]
+    assert np.isnan(c[2, 7]) and np.isinf(c[0, 7])
 
 
 def test_params_are_read_off_the_inputs():
