@@ -734,6 +734,23 @@ def test_padded_input_buffers_are_reused_but_never_leak_between_calls():
     assert (first["A"] == 99.0).all()  # the second call did not write into the first's result
 
 
+def test_inputs_already_in_the_padded_layout_are_not_copied():
+    # extents that are multiples of M and data on a 64-byte boundary: the input is the layout
+    params = {"l": 8, "m": 12, "n": 16}
+    p = ct.load("examples/matmul.teil")
+    rng = np.random.default_rng(6)
+    aligned = {x: native.aligned_empty(s) for x, s in (("A", (8, 12)), ("B", (12, 16)))}
+    for x, arr in aligned.items():
+        arr[:] = rng.standard_normal(arr.shape)
+    aligned["A"][3, 4] = np.nan
+    off = np.empty(8 * 12 + 1)[1:].reshape(8, 12)  # 8 bytes past a malloc boundary: not 64-aligned
+    off[:] = aligned["A"]
+    for inputs, copied in ((aligned, set()), ({"A": off, "B": aligned["B"]}, {"A"})):
+        k = native.compile(p, params, 4)
+        agree(k(**inputs), evaluate(p, inputs, params, 4))
+        assert {b.name for b in getattr(k._pool, "initial", {})} == copied
+
+
 def test_padded_outputs_have_declared_shapes_and_inputs_are_not_aliased():
     p = ct.parse("alloc A : [3, 5]\nalloc B : [5]\nB = red A\n")
     a = np.arange(15.0).reshape(3, 5)
