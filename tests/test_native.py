@@ -740,7 +740,7 @@ def test_inputs_already_in_the_padded_layout_are_not_copied():
     p = ct.load("examples/matmul.teil")
     rng = np.random.default_rng(6)
     aligned = {x: native.aligned_empty(s) for x, s in (("A", (8, 12)), ("B", (12, 16)))}
-    for x, arr in aligned.items():
+    for arr in aligned.values():
         arr[:] = rng.standard_normal(arr.shape)
     aligned["A"][3, 4] = np.nan
     off = np.empty(8 * 12 + 1)[1:].reshape(8, 12)  # 8 bytes past a malloc boundary: not 64-aligned
