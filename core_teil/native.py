@@ -262,10 +262,7 @@ def _last_uses(p: Plan) -> list[list[Buffer]]:
 
 def aligned_empty(shape: tuple[int, ...], align: int = 64) -> np.ndarray:
     """An uninitialised float64 array whose data starts on an ``align``-byte boundary."""
-    n = max(math.prod(shape), 1)
-    raw = np.empty(n + align // 8, dtype=np.float64)
-    off = (-_native.address(raw) % align) // 8
-    return raw[off:off + math.prod(shape)].reshape(shape)
+    return _native.aligned_empty(tuple(shape), align)
 
 
 #: Elements from which an unpadded result starts on a page: BLAS writes its rows faster

@@ -52,6 +52,31 @@ def address(cnp.ndarray a) -> int:
     return <intptr_t> cnp.PyArray_DATA(a)
 
 
+def aligned_empty(tuple shape, Py_ssize_t align):
+    """An uninitialised C-contiguous float64 array of ``shape`` whose data starts on an
+    ``align``-byte boundary (a power of two, at least 8): a view into a slightly larger
+    buffer.  In C because after a large GEMM the same three numpy calls in Python took
+    45 us more than ``numpy.empty``."""
+    cdef int nd = len(shape), d
+    cdef cnp.npy_intp n = 1
+    cdef cnp.npy_intp dims[32]
+    if nd > 32 or align < 8 or align & (align - 1):
+        raise ValueError("aligned_empty: at most 32 dimensions, a power-of-two alignment >= 8")
+    for d in range(nd):
+        dims[d] = <cnp.npy_intp> shape[d]
+        if dims[d] < 0:
+            raise ValueError("aligned_empty: negative extent")
+        n *= dims[d]
+    cdef cnp.npy_intp total = (n if n > 0 else 1) + align // 8
+    cdef cnp.ndarray raw = cnp.PyArray_EMPTY(1, &total, cnp.NPY_DOUBLE, 0)
+    cdef char *p = <char *> cnp.PyArray_DATA(raw)
+    p += (-(<intptr_t> p)) & (align - 1)
+    cdef cnp.ndarray out = cnp.PyArray_SimpleNewFromData(nd, dims, cnp.NPY_DOUBLE, p)
+    cnp.Py_INCREF(raw)  # the reference PyArray_SetBaseObject steals
+    cnp.PyArray_SetBaseObject(out, raw)
+    return out
+
+
 def same_arrays(values, tuple shapes) -> bool:
     """Whether ``values`` are, one for each of ``shapes`` and in order, arrays of exactly
     type ``ndarray`` holding native-order float64, C-contiguous, of that shape.

@@ -225,6 +225,24 @@ def test_large_results_start_on_a_page():
     assert native.result_empty((rows - 1, 256)).ctypes.data % 16 == 0  # small: plain np.empty
 
 
+@pytest.mark.parametrize("shape", [(), (0, 5), (1,), (3, 4), (2, 3, 5, 7)])
+@pytest.mark.parametrize("align", [8, 64, 4096])
+def test_aligned_empty_is_an_aligned_c_contiguous_array(shape, align):
+    a = native.aligned_empty(shape, align)
+    assert a.shape == shape and a.dtype == np.float64 and a.flags.c_contiguous and a.flags.writeable
+    assert a.ctypes.data % align == 0 and a.flags.owndata is False
+    a[...] = 7.0  # every element is inside the buffer it views
+    assert np.shares_memory(a, a.base) or a.size == 0
+
+
+def test_aligned_empty_refuses_what_it_cannot_make():
+    from core_teil import _native
+
+    for shape, align in (((3,), 48), ((3,), 4), ((-1, 2), 64), ((1,) * 33, 64)):
+        with pytest.raises(ValueError, match="aligned_empty"):
+            _native.aligned_empty(shape, align)
+
+
 def test_a_gemm_from_an_unsupplied_allocation_takes_the_general_path():
     # A is not an input: supplied, the direct path runs; not supplied, A reads as • everywhere
     k = native.compile(ct.parse(MATMUL_ANY_A), {"l": 70, "m": 80, "n": 60})
