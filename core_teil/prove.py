@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +42,26 @@ RLIMIT_PER_SECOND = 5_000_000
 SOLVERS = ("z3", "cvc5")
 
 
-def z3_solver(rlimit: int, timeout: float | None) -> z3.Solver:
-    s = z3.Solver()
+def z3_solver(rlimit: int, timeout: float | None, ctx: z3.Context | None = None) -> z3.Solver:
+    s = z3.Solver(ctx=ctx)
     s.set("random_seed", SEED)
     s.set("rlimit", rlimit)
     if timeout is not None:
         s.set("timeout", max(1, int(timeout * 1000)))
     return s
+
+
+def decide(assertions: Sequence[z3.BoolRef], rlimit: int, timeout: float | None,
+           ctx: z3.Context) -> tuple[str, str]:
+    """``sat``/``unsat``/``unknown`` and the reason of an unknown, decided in ``ctx``, a Z3
+    context that holds only this proof's obligations: in the shared context the solver's
+    choices follow the order in which the process built its terms, so the same obligation
+    could be proved after one history and run out of rlimit after another (make verify's
+    laws did, 1 run in 9).  Only the program, its parameters and the seed decide now."""
+    s = z3_solver(rlimit, timeout, ctx)
+    s.add(*(a.translate(ctx) for a in assertions))
+    r = s.check()
+    return str(r), (s.reason_unknown() if r == z3.unknown else "")
 
 
 def program_hash(program: Program, source: str | None) -> str:
@@ -94,6 +108,7 @@ def prove(program: Program, params: dict[str, int] | None = None, pad: int | Non
     generated = generate(program, params, pad)
     results = []
     vacuity: dict[tuple[int, ...], str] = {}
+    ctx = z3.Context()  # one per proof: creating one per obligation doubled helm's proof time
     exported = smt2_dir is not None or solver == "cvc5"  # printing a script costs as much as solving it
     if smt2_dir is not None:
         try:
@@ -107,7 +122,7 @@ def prove(program: Program, params: dict[str, int] | None = None, pad: int | Non
         if smt2_dir is not None and text is not None:
             path = Path(smt2_dir) / f"{number:02d}-{ob.label}.smt2"
             write(path, text)
-        result = discharge(ob, number, solver, rlimit, timeout, text, source, vacuity)
+        result = discharge(ob, number, solver, rlimit, timeout, text, source, vacuity, ctx)
         results.append(_with_file(result, text, path))
     shapes = generated.typed.solver if generated.typed is not None else None
     given = dict(shapes.values) if shapes is not None else dict(params or {})
@@ -150,7 +165,8 @@ def _with_file(result: ObligationResult, text: str | None, path: Path | None) ->
 
 def discharge(ob: Obligation, number: int, solver: str, rlimit: int, timeout: float | None,
               text: str | None, source: str | None,
-              vacuity: dict[tuple[int, ...], str] | None = None) -> ObligationResult:
+              vacuity: dict[tuple[int, ...], str] | None = None,
+              ctx: z3.Context | None = None) -> ObligationResult:
     """Decide one obligation; explain a refutation; say why an unknown is unknown."""
     from .printer import format_stmt
 
@@ -171,13 +187,13 @@ def discharge(ob: Obligation, number: int, solver: str, rlimit: int, timeout: fl
         answer = check_cvc5(text if text is not None else script(ob), rlimit, timeout)
         verdict, reason = answer.status, answer.reason
     else:
-        r = s.check()
-        verdict, reason = str(r), (s.reason_unknown() if r == z3.unknown else "")
+        ctx = ctx or z3.Context()
+        verdict, reason = decide(s.assertions(), rlimit, timeout, ctx)
     if verdict == "unsat":
         key = tuple(h.get_id() for h in ob.hypotheses)
         cache = vacuity if vacuity is not None else {}
         if key not in cache:
-            cache[key] = _vacuous(ob, rlimit, timeout)
+            cache[key] = _vacuous(ob, rlimit, timeout, ctx or z3.Context())
         vacuous = cache[key]
         seconds = time.perf_counter() - start
         if vacuous:
@@ -185,9 +201,11 @@ def discharge(ob: Obligation, number: int, solver: str, rlimit: int, timeout: fl
         return result(Status.PROVED, seconds)
     if verdict != "sat":
         return result(Status.UNKNOWN, time.perf_counter() - start, reason=_unknown_reason(reason, rlimit))
-    if solver == "cvc5" and s.check() != z3.sat:
+    # the model to explain is found again in the shared context, where the obligation's terms live
+    if s.check() != z3.sat:
         return result(Status.UNKNOWN, time.perf_counter() - start,
-                      reason="cvc5 answered sat, but z3 finds no model to show (solvers disagree)")
+                      reason="cvc5 answered sat, but z3 finds no model to show (solvers disagree)"
+                      if solver == "cvc5" else "sat, but the model could not be found again to show it")
     return refutation(ob, s, result, start, source)
 
 
@@ -240,12 +258,9 @@ def _explained(ob: Obligation, s: z3.Solver, free: list[z3.ArithRef],
     return Status.REFUTED, explain(ob, model, source, witness)
 
 
-def _vacuous(ob: Obligation, rlimit: int, timeout: float | None) -> str:
+def _vacuous(ob: Obligation, rlimit: int, timeout: float | None, ctx: z3.Context) -> str:
     """A proof from inconsistent hypotheses proves nothing: check they have a model."""
-    s = z3_solver(rlimit, timeout)
-    s.add(*ob.hypotheses)
-    r = s.check()
-    if r == z3.unsat:
+    if decide(ob.hypotheses, rlimit, timeout, ctx)[0] == "unsat":
         return "vacuous: the hypotheses are inconsistent, so the proof says nothing"
     return ""
 

@@ -158,14 +158,15 @@ def solver(ctx: z3.Context | None = None) -> z3.Solver:
     return s
 
 
-def discharge(ob: Obligation) -> Outcome:
-    """Decide one obligation in a Z3 context of its own.
+def discharge(ob: Obligation, ctx: z3.Context | None = None) -> Outcome:
+    """Decide one obligation in ``ctx``, a Z3 context that holds only its lemma's obligations
+    (a new one if none is given).
 
     In the shared context the same formula was proved in 0.1 s or left unknown at the
     rlimit, depending on what the worker process had built before it (term ids, and so
-    the solver's choices, follow creation order).  A fresh context, into which only this
-    formula is copied, makes the outcome a function of the formula and the seed."""
-    ctx = z3.Context()
+    the solver's choices, follow creation order).  Copied into a context of the lemma's
+    own, the outcome is a function of the lemma and the seed."""
+    ctx = ctx or z3.Context()
     s = solver(ctx)
     s.add(ob.formula.translate(ctx))
     t0 = time.perf_counter()
@@ -217,9 +218,10 @@ def check_lemma(lemma: Lemma, stop_at_first: bool = False) -> LemmaResult:
     obligations: Iterator[Obligation] = iter(())
     try:
         obligations = iter(lemma.build())
+        ctx = z3.Context()
         for ob in obligations:
             count += 1
-            out = discharge(ob)
+            out = discharge(ob, ctx)
             if out.status is Status.PROVED:
                 continue
             if out.status is Status.REFUTED:
