@@ -182,16 +182,12 @@ def typed_with_inputs(args: argparse.Namespace,
 
     ``complete``: a run needs every input and parameter; what is missing is
     said before the program is checked for the values it has."""
-    from .inputs import check_params_given, check_supplied, infer_params
+    from .inputs import infer_params, run_params
     from .typing import check_program
 
     program, _ = read_program(args.file)
     inputs = parse_inputs(args.input, program)
-    if complete:
-        check_supplied(program, inputs)
-    params = infer_params(program, inputs, parse_params(args.param))
-    if complete:
-        check_params_given(program, params)
+    params = (run_params if complete else infer_params)(program, inputs, parse_params(args.param))
     return check_program(program, params), inputs, params
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .errors import TeilError
-from .printer import format_expr, format_shape, format_stmt
+from .printer import format_expr, format_shape, format_stmt, unfold
 from .shapes import SideCondition
 from .syntax import (
     Contr,
@@ -185,6 +185,9 @@ def _premise_text(p: Premise, typed: TypedProgram) -> str:
 
 def _children(d: Derivation | StmtDerivation) -> tuple[Derivation, ...]:
     return (d.expr,) if isinstance(d, StmtDerivation) else d.premises
+
+
+Node = Derivation | StmtDerivation
 
 
 def _judgement(d: Derivation | StmtDerivation) -> str:
@@ -359,6 +362,9 @@ def partition(root: StmtDerivation, limit: int = TEX_TREE_LIMIT) -> list[Derivat
     return [*pieces, root]
 
 
+_QUAD = r"\quad "
+
+
 def bussproofs_tree(root: Derivation | StmtDerivation, typed: TypedProgram,
                     names: dict[int, str] | None = None) -> list[str]:
     """The bussproofs commands of one derivation (or piece of one).
@@ -369,37 +375,29 @@ def bussproofs_tree(root: Derivation | StmtDerivation, typed: TypedProgram,
     conditions.  A premise whose derivation is typeset separately (``names``)
     is shown as its name above its conclusion."""
     names = names or {}
-    lines: list[str] = []
-    work: list[str | Derivation | StmtDerivation] = [root]
-    while work:
-        item = work.pop()
-        if isinstance(item, str):
-            lines.append(item)
-            continue
+
+    def expand(item: Node) -> list[str | Node]:
         if item is not root and id(item) in names:
-            lines.append(rf"\AxiomC{{${names[id(item)]}$}}")
-            lines.append(r"\noLine")
-            lines.append(rf"\UnaryInfC{{${tex_judgement(item)}$}}")
-            continue
+            return [rf"\AxiomC{{${names[id(item)]}$}}", r"\noLine", rf"\UnaryInfC{{${tex_judgement(item)}$}}"]
         ps = premises(item, typed)
-        context = [tex_premise(p) for p in ps if p.status == "context"]
-        sides = [tex_premise(p) for p in ps if p.status != "context" and p.shown]
-        leaves = ([r"\quad ".join(context)] if context else []) + ([r"\quad ".join(sides)] if sides else [])
+        context = _QUAD.join(tex_premise(p) for p in ps if p.status == "context")
+        sides = _QUAD.join(tex_premise(p) for p in ps if p.status != "context" and p.shown)
         kids = _children(item)
-        arity = len(kids) + len(leaves)
-        seq: list[str | Derivation | StmtDerivation] = []
+        arity = len(kids) + bool(context) + bool(sides)
+        seq: list[str | Node] = []
         if context:
-            seq.append(rf"\AxiomC{{${leaves[0]}$}}")
+            seq.append(rf"\AxiomC{{${context}$}}")
         seq.extend(kids)
         if sides:
-            seq.append(rf"\AxiomC{{${leaves[-1]}$}}")
+            seq.append(rf"\AxiomC{{${sides}$}}")
         if arity == 0:
             seq.append(r"\AxiomC{}")
             arity = 1
         seq.append(rf"\RightLabel{{\scriptsize {tex_escape(item.rule)}}}")
         seq.append(rf"\{_INFER[arity]}{{${tex_judgement(item)}$}}")
-        work.extend(reversed(seq))
-    return lines
+        return seq
+
+    return unfold(root, expand)
 
 
 def _boxed(lines: list[str]) -> list[str]:
@@ -490,27 +488,18 @@ _CSS = ("<style>.ct-deriv ul{list-style:none;margin:0;padding-left:1.4em;border-
 
 def derivation_html(d: Derivation | StmtDerivation, typed: TypedProgram | None = None) -> str:
     """A derivation as nested HTML lists: judgement, rule, premises."""
-    parts: list[str] = []
-    work: list[str | Derivation | StmtDerivation] = [d]
-    while work:
-        item = work.pop()
-        if isinstance(item, str):
-            parts.append(item)
-            continue
+    def expand(item: Node) -> list[str | Node]:
         extra = ""
         if typed is not None:
             texts = [_premise_text(p, typed) for p in premises(item, typed) if p.shown]
             if texts:
                 extra = f'<span class="side">{html.escape("; ".join(texts))}</span>'
-        parts.append(f"<li><code>{html.escape(_judgement(item))}</code>"
-                     f'<span class="rule">{html.escape(item.rule)}</span>{extra}')
         kids = _children(item)
-        tail: list[str | Derivation | StmtDerivation] = []
-        if kids:
-            tail = ["<ul>", *kids, "</ul>"]
-        tail.append("</li>")
-        work.extend(reversed(tail))
-    return f'{_CSS}<div class="ct-deriv"><ul>{"".join(parts)}</ul></div>'
+        return [f"<li><code>{html.escape(_judgement(item))}</code>"
+                f'<span class="rule">{html.escape(item.rule)}</span>{extra}',
+                *(["<ul>", *kids, "</ul>"] if kids else []), "</li>"]
+
+    return f'{_CSS}<div class="ct-deriv"><ul>{"".join(unfold(d, expand))}</ul></div>'
 
 
 def typed_html(typed: TypedProgram) -> str:

@@ -28,7 +28,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from .errors import NO_SPAN, TeilError, TeilInputError
-from .inputs import check_params_given, check_supplied, concrete_extent, infer_params, validate_inputs
+from .inputs import concrete_extent, run_params, validate_inputs
 from .shapes import round_up
 from .syntax import (
     Contr,
@@ -338,12 +338,11 @@ def evaluate(program: Program | TypedProgram, inputs: Mapping[str, Any] | None =
     if pad is not None and (not isinstance(pad, int) or pad < 1):
         raise TeilInputError(f"--pad {pad}: the vector length must be an integer >= 1")
     inputs = dict(inputs or {})
-    source = program.program if isinstance(program, TypedProgram) else program
-    check_supplied(source, inputs)
-    check_params_given(source, infer_params(source, inputs, {**(params or {}), **(
-        program.params if isinstance(program, TypedProgram) else {})}))
-    typed = program if isinstance(program, TypedProgram) else check_program(
-        program, infer_params(program, inputs, params))
+    if isinstance(program, TypedProgram):
+        typed = program
+        run_params(typed.program, inputs, {**(params or {}), **typed.params})
+    else:
+        typed = check_program(program, run_params(program, inputs, params))
     outputs = _run(typed, inputs, pad)
     if pad is not None:
         padding_agrees(outputs, lambda: _run(typed, inputs, None), pad)

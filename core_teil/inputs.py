@@ -159,6 +159,16 @@ def check_params_given(program: Program, params: Mapping[str, int]) -> None:
             raise missing_parameter(program, name)
 
 
+def run_params(program: Program, inputs: Mapping[str, Any], given: Mapping[str, int] | None) -> dict[str, int]:
+    """The parameter values of a run, after the checks every engine makes first: the inputs
+    name allocations and include the required ones (:func:`check_supplied`), and ``given``
+    with what their shapes fix (:func:`infer_params`) is every parameter."""
+    check_supplied(program, inputs)
+    params = infer_params(program, inputs, given)
+    check_params_given(program, params)
+    return params
+
+
 def validate_inputs(typed: TypedProgram, inputs: Mapping[str, Any], extent: Any,
                     pad: int | None) -> dict[str, np.ndarray]:
     """Every required input present, every given one an exact float64 array of its declared shape.

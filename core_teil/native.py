@@ -40,7 +40,7 @@ import numpy as np
 from . import _native
 from .errors import TeilError, TeilInputError, TeilUnknown
 from .eval import ArrayInterpretation, evaluate, padding_agrees
-from .inputs import check_params_given, check_supplied, infer_params, validate_inputs
+from .inputs import run_params, validate_inputs
 from .planner import (
     Buffer,
     Call,
@@ -346,9 +346,7 @@ class Kernel:
             # checks would pass again, with the same parameters (cold, they cost 0.15 ms)
             c, params, arrays = seen[2], seen[3], dict(inputs)
         else:
-            check_supplied(self.program, inputs)
-            params = infer_params(self.program, inputs, self.params)
-            check_params_given(self.program, params)
+            params = run_params(self.program, inputs, self.params)
             c = self._prepare(params)
             arrays = self._inputs(c.typed, inputs)
             self._seen = (tuple(inputs), tuple(np.shape(v) for v in inputs.values()), c, params)
@@ -367,11 +365,13 @@ class Kernel:
             padding_agrees(outputs, lambda: self._unpadded()(**inputs), self.pad)
         return outputs
 
-    def _temps(self) -> dict[Temp, np.ndarray]:
-        """This thread's reusable temporaries (a kernel may be called from several threads)."""
-        pool = getattr(self._pool, "temps", None)
+    def _thread_pool(self, kind: str) -> dict[Any, np.ndarray]:
+        """This thread's reusable buffers of one kind, ``temps`` or ``initial`` (a kernel may
+        be called from several threads)."""
+        pool = getattr(self._pool, kind, None)
         if pool is None:
-            pool = self._pool.temps = {}
+            pool = {}
+            setattr(self._pool, kind, pool)
         return pool
 
     def _unpadded(self) -> Kernel:
@@ -404,9 +404,7 @@ class Kernel:
         # No plan writes an initial buffer, so this thread's padded copy from the last call
         # is reused: its padding is still 0, and only the region is written again (padded
         # bmm: zeroing fresh buffers took 50 ms per input per call).
-        pool = getattr(self._pool, "initial", None)
-        if pool is None:
-            pool = self._pool.initial = {}
+        pool = self._thread_pool("initial")
         arr = pool.get(buf)
         if arr is None:
             arr = pool[buf] = aligned_empty(buf.shape)
@@ -438,7 +436,7 @@ class Kernel:
             target = aligned_empty(sp.nf.target.shape) if self.pad is not None else result_empty(sp.nf.target.shape)
             store[sp.nf.target] = target
             temps: dict[Temp, np.ndarray] = {}
-            pool = self._temps()
+            pool = self._thread_pool("temps")
             for cc in calls:
                 run_call(cc, store, temps, array_of, pool)
             del temps

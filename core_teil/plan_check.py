@@ -331,11 +331,6 @@ def check_statement(p: Plan, sp: StmtPlan, sem: SemanticReads) -> None:
 # ==========================================================================
 
 
-def _extent(o: Operand) -> int:
-    s = o.store
-    return s.size if isinstance(s, Temp) else math.prod(s.shape)
-
-
 def check_calls(sp: StmtPlan) -> None:
     where = f"statement {sp.nf.index + 1} ({sp.nf.stmt.target})"
     for call in sp.calls:
@@ -346,7 +341,7 @@ def check_calls(sp: StmtPlan) -> None:
             for o, order in views:
                 off, st = fold(o)
                 hi = off + sum((lab.bound - 1) * st.get(lab, 0) for lab in order)
-                if off < 0 or hi >= _extent(o) or any(st.get(lab, 0) < 0 for lab in order):
+                if off < 0 or hi >= o.store.size or any(st.get(lab, 0) < 0 for lab in order):
                     raise PlanRejected(f"{where}: BLAS view of {o.store!r} leaves its buffer",
                                        rule="plan check: descriptor")
             if not call.ops:
@@ -368,7 +363,7 @@ def check_calls(sp: StmtPlan) -> None:
                           x.operands[0].store is d.operands[0].store] + \
                          [c for c in sp.calls if c.blas is not None and c.blas.out.store is d.operands[0].store]
                 out = d.operands[0]
-                if others or not writes_once(d.loops, call.nbatch, d.batch_strides[0], _extent(out),
+                if others or not writes_once(d.loops, call.nbatch, d.batch_strides[0], out.store.size,
                                              is_scratch(out)):
                     raise PlanRejected(f"{where}: an assigning op does not write its output exactly once",
                                        rule="plan check: descriptor")
@@ -380,8 +375,8 @@ def check_calls(sp: StmtPlan) -> None:
             for r, o in enumerate(d.operands):
                 scratch = is_scratch(o)
                 # a streamed temporary is a buffer of one chunk of rows (native.run_call)
-                nbatch, size = (call.chunk, call.chunk * _extent(o) // call.nbatch) if o.store is streamed \
-                    else (call.nbatch, _extent(o))
+                nbatch, size = (call.chunk, call.chunk * o.store.size // call.nbatch) if o.store is streamed \
+                    else (call.nbatch, o.store.size)
                 lo = d.offsets[r]
                 hi = lo
                 for lp in d.loops:

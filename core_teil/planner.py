@@ -1206,10 +1206,6 @@ def is_scratch(o: Operand) -> bool:
     return isinstance(o.store, Temp) and o.store.scratch
 
 
-def _size(o: Operand) -> int:
-    return o.store.size if isinstance(o.store, Temp) else math.prod(o.store.shape)
-
-
 def assign_in_place(calls: list[Call]) -> None:
     """A zero FILL followed by the only MAC2 into the same storage, run by the two-loop
     kernel and writing each element once, becomes one assigning MAC2_SET: Σ_k into a
@@ -1224,7 +1220,7 @@ def assign_in_place(calls: list[Call]) -> None:
         *fills, (call, d) = ws
         if d is None or d.kind != "mac2" or not gemm2_shape(d.loops) or \
                 any(f is None or f.kind != "fill" or f.coeff != 0.0 for _, f in fills) or \
-                not writes_once(d.loops, call.nbatch, d.batch_strides[0], _size(d.operands[0]),
+                not writes_once(d.loops, call.nbatch, d.batch_strides[0], d.operands[0].store.size,
                                 is_scratch(d.operands[0])):
             continue
         if any(o.store is d.operands[0].store for o in d.operands[1:]):

@@ -22,7 +22,8 @@ depth of a tree (e.g. one built by ``lower``) never meets Python's limit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from .syntax import (
     Alloc,
@@ -52,6 +53,8 @@ from .syntax import (
     TranspAt,
     Var,
 )
+
+T = TypeVar("T")
 
 __all__ = [
     "format_cond",
@@ -112,20 +115,29 @@ def format_expr(e: Expr) -> str:
     """``red (diag (prod A B))``: prefix form, compound arguments in parentheses."""
     if not isinstance(e, Expr):
         raise TypeError(f"cannot print {type(e).__name__}: not a TeIL expression")
+
+    def expand(item: Expr) -> list[str | Expr]:
+        pieces: list[str | Expr] = [_head(item)]
+        for child in item.children():
+            pieces += [" (", child, ")"] if child.children() else [" ", child]
+        return pieces
+
+    return "".join(unfold(e, expand))
+
+
+def unfold(root: T, expand: Callable[[T], Sequence[str | T]]) -> list[str]:
+    """The text of a tree in which each node stands for ``expand(node)``, a sequence of text
+    and nodes, in output order.  A work list, not recursion: generated programs and their
+    derivations nest deeper than Python's stack."""
     out: list[str] = []
-    # A LIFO of pending text and pending subtrees, in reverse output order.
-    work: list[str | Expr] = [e]
+    work: list[str | T] = [root]
     while work:
         item = work.pop()
         if isinstance(item, str):
             out.append(item)
-            continue
-        out.append(_head(item))
-        pieces: list[str | Expr] = []
-        for child in item.children():
-            pieces += [" (", child, ")"] if child.children() else [" ", child]
-        work.extend(reversed(pieces))
-    return "".join(out)
+        else:
+            work.extend(reversed(expand(item)))
+    return out
 
 
 # --------------------------------------------------------------------------

@@ -181,19 +181,19 @@ def discharge(ob: Obligation, number: int, solver: str, rlimit: int, timeout: fl
         cex = explain(ob, None, source) if status is Status.REFUTED else None
         return result(status, 0.0, counterexample=cex, reason=ob.cases[0].detail if ob.cases else "")
     start = time.perf_counter()
+    ctx = ctx or z3.Context()
     s = z3_solver(rlimit, timeout)
     s.add(*ob.assertions())
     if solver == "cvc5":
         answer = check_cvc5(text if text is not None else script(ob), rlimit, timeout)
         verdict, reason = answer.status, answer.reason
     else:
-        ctx = ctx or z3.Context()
         verdict, reason = decide(s.assertions(), rlimit, timeout, ctx)
     if verdict == "unsat":
         key = tuple(h.get_id() for h in ob.hypotheses)
         cache = vacuity if vacuity is not None else {}
         if key not in cache:
-            cache[key] = _vacuous(ob, rlimit, timeout, ctx or z3.Context())
+            cache[key] = _vacuous(ob, rlimit, timeout, ctx)
         vacuous = cache[key]
         seconds = time.perf_counter() - start
         if vacuous:

@@ -42,6 +42,7 @@ from .errors import NO_SPAN, TeilInputError, TeilResourceError
 from .printer import format_expr, format_shape, format_stmt
 from .shapes import round_up
 from .shapes import solver as z3_solver
+from .symbolic import z3_round_up
 from .syntax import Dim, ElemOp, Expr, Stmt, Var
 from .typing import TypedProgram
 
@@ -243,7 +244,7 @@ def _z3_nat(v: Any, typed: TypedProgram) -> z3.ArithRef:
         return z3.IntVal(v)
     if isinstance(v, Ceil):
         n = _z3_nat(v.n, typed)
-        return v.pad * ((n + (v.pad - 1)) / v.pad)
+        return z3_round_up(n, v.pad)
     return typed.solver.term(v.name)
 
 
