@@ -27,6 +27,9 @@ import z3
 from .eval import SemanticsBug
 from .obligations import Obligation
 
+#: A nullary and/or, which Z3 prints as a bare symbol: not SMT-LIB2, and other solvers reject it.
+NULLARY_CONNECTIVE = re.compile(r"(?<![(|\w])(and|or)(?![\w|])")
+
 
 def script(ob: Obligation, comments: dict[str, str] | None = None) -> str:
     """The self-contained SMT-LIB2 script of ``ob``; ``unsat`` iff it holds."""
@@ -35,8 +38,7 @@ def script(ob: Obligation, comments: dict[str, str] | None = None) -> str:
     head = [f"; {k}: {v}" for k, v in (comments or {}).items()]
     head.append("; unsat <=> the obligation holds")
     body = s.sexpr()
-    # A nullary and/or (Z3 prints it as a bare symbol) is not SMT-LIB2; other solvers reject it.
-    if re.search(r"(?<![(|\w])(and|or)(?![\w|])", body):
+    if NULLARY_CONNECTIVE.search(body):
         raise SemanticsBug(f"obligation {ob.label} would export a nullary and/or, which is not SMT-LIB2")
     return "\n".join(head) + "\n(set-logic ALL)\n" + body + "(check-sat)\n"
 

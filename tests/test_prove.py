@@ -466,13 +466,33 @@ def test_smt2_dir_holds_exactly_this_runs_scripts(tmp_path):
 
 def test_exported_scripts_are_plain_smt_lib2():
     """No nullary and/or (Z3 prints one as a bare symbol, which cvc5 rejects): scalar padded sums."""
-    import re
-
     from core_teil.parser import load
+    from core_teil.smtlib import NULLARY_CONNECTIVE
 
     for name in ("normalize", "report_fig5_trace"):
         for ob in prove(load(str(ROOT / f"examples/{name}.teil")), pad=8, smt2_dir=None, solver="cvc5").obligations:
             assert ob.status == "proved", (name, ob.name)
     for path in (ROOT / "proofs/obligations").rglob("*.smt2"):
         body = path.read_text().split("(set-logic ALL)", 1)[1]
-        assert not re.search(r"(?<![(|\w])(and|or)(?![\w|])", body), path
+        assert not NULLARY_CONNECTIVE.search(body), path
+
+
+def test_export_refuses_a_nullary_connective():
+    import types
+
+    import z3
+
+    from core_teil.eval import SemanticsBug
+    from core_teil.smtlib import script
+
+    ob = types.SimpleNamespace(assertions=lambda: [z3.Or(z3.And(), z3.Bool("p"))], label="bad")
+    with pytest.raises(SemanticsBug, match="nullary and/or"):
+        script(ob)  # type: ignore[arg-type]
+
+
+def test_corpus_recheck_counts_an_unparsable_script_as_a_failure():
+    from proofs import corpus
+
+    if not corpus.cvc5_available():
+        pytest.skip("cvc5 is not installed")
+    assert corpus.cvc5_answer("(set-logic ALL)\n(assert (and p q") == "parse error"
