@@ -1,18 +1,29 @@
 # The two set-up-free entry points are `make verify` and `make test`; both
-# create .venv and install the package (with its Cython extension) first.
+# create .venv and install the package (with its Cython extension) first,
+# from the exact versions of requirements.lock (docs/decisions.md, "The lock").
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# One stamp per build flavour, so that `CORE_TEIL_NATIVE_ARCH=1 make install` rebuilds.
+STAMP := $(VENV)/.installed-$(if $(CORE_TEIL_NATIVE_ARCH),native-arch,portable)
+LOCK := requirements.lock
+PIP := $(BIN)/python -m pip --disable-pip-version-check
+# The one tool that writes the lock, itself pinned; it lives in a throwaway venv.
+UV_VERSION := 0.13.9
 
-.PHONY: install test verify bench lint clean
+.PHONY: install test verify verify-latest bench lint lock clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py $(wildcard native/*.pyx native/*.pxd native/*.h)
+# Every package, build tools included, comes from the lock with its hash; the
+# package itself is then built from those (no build isolation, so no unpinned
+# setuptools or Cython is fetched behind the lock's back) and installed
+# without resolving anything more.
+$(STAMP): pyproject.toml setup.py $(LOCK) $(wildcard native/*.pyx native/*.pxd native/*.h)
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(PIP) install -q --require-hashes -r $(LOCK)
+	$(PIP) install -q --no-deps --no-build-isolation -e .
+	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
 test: install
@@ -21,13 +32,29 @@ test: install
 verify: install
 	$(BIN)/python -m proofs
 
-# the `bench` extra of pyproject.toml (matplotlib for the chart), without rebuilding the package
+# Not part of CI: the newest z3-solver and cvc5 from the registry, in a
+# throwaway venv, against the locked run, lemma by lemma.
+# `make verify-latest Z3=z3-solver==5.4.0` compares a chosen release instead.
+Z3 ?= z3-solver
+CVC5 ?= cvc5
+verify-latest: install
+	$(BIN)/python -m proofs.latest --z3 '$(Z3)' --cvc5 '$(CVC5)'
+
 bench: install
-	$(BIN)/python -m pip install -q 'opt_einsum>=3.3' 'matplotlib>=3.7' || echo "matplotlib unavailable: plain chart"
 	$(BIN)/python -m bench
 
 lint: install
 	$(BIN)/ruff check core_teil proofs tests bench
+
+# Rewrite requirements.lock from pyproject.toml (every extra) and
+# requirements/build.in: exact versions, every file's hash, for every platform.
+lock:
+	rm -rf build/lock-venv
+	$(PY) -m venv build/lock-venv
+	build/lock-venv/bin/python -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
+	build/lock-venv/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+	    --extra dev --extra bench --no-header pyproject.toml requirements/build.in -o $(LOCK)
+	rm -rf build/lock-venv
 
 clean:
 	rm -rf $(VENV) build *.egg-info core_teil/*.so native/*.c

@@ -279,10 +279,10 @@ def targets(rows: list[Row]) -> list[tuple[str, bool]]:
 
 
 def machine() -> dict[str, Any]:
-    from core_teil import native
+    from core_teil import _native, native
 
     info: dict[str, Any] = {"python": sys.version.split()[0], "numpy": np.__version__,
-                            "platform": platform.platform(), "cpus": os.cpu_count(),
+                            "platform": platform.platform(), "cpus": os.cpu_count(), "build": _native.BUILD,
                             "openmp_threads": native.openmp_threads(), "repeat": REPEAT,
                             "round_budget_s": BUDGET_S, "max_rounds": MAX_ROUNDS}
     with contextlib.suppress(OSError):
@@ -298,6 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     names = [a for a in argv if not a.startswith("-")]
     rng = np.random.default_rng(20190622)
     rows = []
+    from core_teil import _native
+
+    # The default build is portable; CORE_TEIL_NATIVE_ARCH=1 (then `make install`) builds for this CPU.
+    print(f"native extension: {_native.BUILD} build", flush=True)
     for k in kernels():
         if names and not any(n in k.name for n in names):
             continue

@@ -36,6 +36,13 @@ cdef extern from "teil_kernels.h" nogil:
     int tk_max_threads()
 
 
+cdef extern from *:
+    const char *CORE_TEIL_BUILD  # set by setup.py
+
+
+#: How this extension was compiled: "portable" (the default) or "native-arch" (-march=native).
+BUILD = CORE_TEIL_BUILD.decode()
+
 #: Columns of one op row: kind, nloops, 3 slots, 3 offsets, then extents and the three stride rows.
 MAXL = TK_MAXL
 OP_WIDTH = 8 + 4 * TK_MAXL

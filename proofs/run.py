@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from . import corpus
+from . import corpus, toolchain
 from .kernel import RANK_BOUND, RULES, Book, Expect, Lemma, LemmaResult, Rule, Status, check_lemma, derived
 
 # --------------------------------------------------------------------------
@@ -74,6 +74,10 @@ class Run:
     rechecks: list[corpus.Recheck] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     with_mutants: bool = True
+    with_corpus: bool = True
+    #: What this run was asked to leave out (``--only``, ``--no-mutants``, ``--no-corpus``): a run
+    #: that checked less than everything ends ``partial: …``, never ``verified: …``.
+    left_out: tuple[str, ...] = ()
 
 
 def tasks(lemmas: Sequence[Lemma], with_mutants: bool, with_corpus: bool) -> list[Task]:
@@ -169,8 +173,12 @@ def report(run: Run, seconds: float, out: list[str]) -> tuple[bool, str]:
     from . import mutants
 
     w = out.append
-    w(f"Core-TeIL meta-theory: {len(run.lemmas)} lemmas over eval.py / typing.py, Z3 "
-      f"{_z3_version()}, seed 42, rank bound R = {RANK_BOUND}")
+    w(f"Core-TeIL meta-theory: {len(run.lemmas)} lemmas over eval.py / typing.py, seed 42, "
+      f"rank bound R = {RANK_BOUND}")
+    solvers = toolchain.versions()
+    w(solvers.line())
+    for line in toolchain.warning(solvers):
+        w(line)
     w(f"(rank-indexed lemmas [R] hold for every rank 0..{RANK_BOUND}; docs/lemmas.md says why that bound suffices)")
     w("")
     w(f"{'#':>3}  {'lemma':<30} {'paper / report':<58} {'accepted by':<24} {'status':<19} {'obl':>5} {'time':>7}")
@@ -220,8 +228,11 @@ def report(run: Run, seconds: float, out: list[str]) -> tuple[bool, str]:
     # -- corpus
     entries = corpus.entries()
     corpus_ok = True
-    if entries is None:
-        w("Corpus: proofs/obligations/MANIFEST.json not found; run `python -m core_teil.prove_export` (skipped)")
+    if entries is None and run.with_corpus:
+        # Not a skip: the check this run was asked for could not be made.
+        corpus_ok = False
+        w(f"Corpus NOT CHECKED: {corpus.MANIFEST} not found (regenerate it with "
+          "`python -m core_teil.prove_export`, or run from a source tree or a complete install)")
     elif run.rechecks:
         z3_ok = sum(r.z3 == r.expect for r in run.rechecks)
         line = f"Corpus proofs/obligations/: {len(run.rechecks)} scripts, Z3 agrees with the manifest on {z3_ok}"
@@ -247,16 +258,10 @@ def report(run: Run, seconds: float, out: list[str]) -> tuple[bool, str]:
         w(f"FAILED: {len(bad)} lemma(s) not accepted, {len(catalogue) - k_count} mutant(s) survived"
           + ("" if corpus_ok else ", corpus disagrees") + (f", {len(run.errors)} error(s)" if run.errors else ""))
     # Only a run that proved everything may print a line starting "verified:".
-    verdict = "verified" if ok else "NOT verified"
+    verdict = ("verified" if not run.left_out else f"partial ({', '.join(run.left_out)})") if ok else "NOT verified"
     last = f"{verdict}: {accepted} lemmas, {obligations} obligations, mutants killed {k_count}/{len(catalogue)}, " \
            f"{seconds:.1f} s"
     return ok, last
-
-
-def _z3_version() -> str:
-    import z3
-
-    return z3.get_version_string()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -265,6 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], help="lemmas whose name contains this")
     parser.add_argument("--no-mutants", action="store_true")
     parser.add_argument("--no-corpus", action="store_true")
+    parser.add_argument("--json", metavar="FILE", help="also write every lemma's outcome (and the solvers) as JSON")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     from . import registry
@@ -272,14 +278,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     lemmas = registry.lemmas()
     if args.only:
         lemmas = tuple(lem for lem in lemmas if any(o in lem.name for o in args.only))
-    run = Run(lemmas, with_mutants=not args.no_mutants)
-    execute(run, tasks(lemmas, run.with_mutants, not args.no_corpus and not args.only), args.jobs)
+    left_out = tuple(what for what, skipped in (
+        (f"only {len(lemmas)} of {len(registry.lemmas())} lemmas", bool(args.only)),
+        ("no mutants", args.no_mutants), ("no corpus", args.no_corpus or bool(args.only))) if skipped)
+    # Only the lemmas asked for are run, so the corpus (whole-program obligations) is not.
+    with_corpus = not args.no_corpus and not args.only
+    run = Run(lemmas, with_mutants=not args.no_mutants, with_corpus=with_corpus, left_out=left_out)
+    execute(run, tasks(lemmas, run.with_mutants, run.with_corpus), args.jobs)
     conclude(run)
     out: list[str] = []
     ok, last = report(run, time.perf_counter() - t0, out)
     print("\n".join(out))
     print(last, flush=True)
+    if args.json:
+        write_json(run, args.json)
     return 0 if ok else 1
+
+
+def write_json(run: Run, path: str) -> None:
+    """Every lemma's outcome, for ``make verify-latest`` to compare two toolchains lemma by lemma."""
+    import json
+
+    solvers = toolchain.versions()
+    lemmas = {}
+    for lem in run.lemmas:
+        r = run.results.get(lem.name)
+        lemmas[lem.name] = None if r is None else {
+            "status": r.status.value, "accepted": r.accepted, "obligations": r.obligations,
+            "seconds": round(r.seconds, 3), "rlimit": getattr(r, "rlimit", None), "failed": r.failed}
+    data = {"solvers": solvers.used, "lemmas": lemmas,
+            "mutants": {m: {t: r.status.value for t, r in res.items()} for m, res in run.kills.items()}}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, sort_keys=True, ensure_ascii=False)
+        f.write("\n")
 
 
 __all__ = ["RULES", "Rule", "main", "work"]

@@ -69,6 +69,10 @@ CHAPTERS = [
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+)(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)(?P=fence)[ \t]*$",
                    re.M | re.S)
 TIME = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b")
+#: A solver's or library's release as the tool prints it (``z3 5.4.1``, ``Z3 5.4.1``, ``cvc5 1.4.2``);
+#: transcripts say ``<version>`` instead, so that a new release changes no page (issue 11).
+PACKAGES = r"z3-solver|z3|Z3|cvc5|numpy|core-teil"
+VERSION = re.compile(rf"\b(?P<name>{PACKAGES})(?P<sep>[ =]+v?)\d+(?:\.\d+)+\b")
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,7 @@ def blocks(page: Path) -> list[Block]:
 
 def canon(line: str) -> str:
     """One line as compared: durations, and the widths of table columns, do not count."""
-    line = TIME.sub("<time>", line).rstrip()
+    line = VERSION.sub(r"\g<name>\g<sep><version>", TIME.sub("<time>", line)).rstrip()
     return re.sub(r"-{4,}", "----", re.sub(r"(?<=\S) {2,}", "  ", line))
 
 
@@ -383,6 +387,19 @@ def test_harness_detects_drift(tmp_path):
     check_teil(ok, workdir)
     with pytest.raises(AssertionError, match="type-checks"):
         check_teil(wrong, workdir)
+
+
+def test_no_transcript_hard_codes_a_version():
+    """Expected output says ``<version>``: a page that pins a release breaks on the next one."""
+    pinned = [f"{b.where}: {m[0]}" for page in PAGES for b in blocks(page) for m in VERSION.finditer(b.body)]
+    assert not pinned, "transcripts that hard-code a package version (write <version>):\n" + "\n".join(pinned)
+
+
+def test_versions_are_normalised():
+    assert canon("prove x  [z3 5.4.1, seed 42]") == canon("prove x  [z3 <version>, seed 42]")
+    assert canon("Z3 5.4.0, seed 42; cvc5 1.4.2") == "Z3 <version>, seed 42; cvc5 <version>"
+    assert VERSION.search("[z3 5.4.1, seed") and not VERSION.search("seed 42, rlimit 50,000,000")
+    assert not VERSION.search("lemma 4.3"), "a lemma number is not a release"
 
 
 def test_ellipsis_and_time_normalisation():
