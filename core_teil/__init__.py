@@ -54,10 +54,13 @@ def format(program: Program) -> str:
 
 
 def check(program: Program, params: dict[str, int] | None = None) -> dict[str, tuple]:
-    """Type-check; return each allocation's shape (raises :class:`TeilTypeError`)."""
+    """Type-check; return each allocation's shape (raises :class:`TeilTypeError`).
+
+    ``params`` are integers >= 1 (:func:`core_teil.inputs.check_params`, as every entry point)."""
+    from .inputs import check_params
     from .typing import check_program
 
-    return check_program(program, params).shapes()
+    return check_program(program, check_params(params, program)).shapes()
 
 
 def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:

@@ -11,16 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import zipfile
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import __version__
-from .errors import TeilError, TeilInputError
+from .errors import NO_SPAN, Span, TeilError, TeilInputError
 from .syntax import Program
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_UNKNOWN, EXIT_INTERNAL = 0, 1, 2, 3, 70
@@ -35,24 +36,22 @@ _SOURCES: dict[str, str] = {}
 
 
 def read_program(path: str) -> tuple[Program, str]:
-    from .parser import parse
+    """FILE read by the one reader ``ct.load`` uses too (:func:`core_teil.parser.read_source`)."""
+    from .parser import parse, read_source
 
-    try:
-        source = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TeilInputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TeilInputError(f"{path}: is a directory, not a .teil file") from None
-    except UnicodeDecodeError as exc:
-        raise TeilInputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise TeilInputError(f"{path}: cannot read ({exc.strerror})") from None
+    source = read_source(path)
     _SOURCES[path] = source
     return parse(source, path), source
 
 
+#: ``--param`` values: ASCII decimal digits only (``int()`` also takes ``٣``, ``1_000`` and ``+3``).
+_DIGITS = re.compile(r"[0-9]+")
+
+
 def parse_params(items: Sequence[str] | None) -> dict[str, int] | None:
-    """``--param n=7`` (repeatable; ``n=7,m=3`` also accepted)."""
+    """``--param n=7`` (repeatable; ``n=7,m=3`` also accepted), checked by :func:`inputs.check_params`."""
+    from .inputs import check_params
+
     if not items:
         return None
     out: dict[str, int] = {}
@@ -62,70 +61,118 @@ def parse_params(items: Sequence[str] | None) -> dict[str, int] | None:
             name, value = name.strip(), value.strip()
             if not sep or not name:
                 raise TeilInputError(f"--param {part!r}: expected NAME=INTEGER, e.g. --param n=7")
-            try:
-                number = int(value)
-            except ValueError:
-                raise TeilInputError(f"--param {part!r}: {value!r} is not an integer") from None
+            if not _DIGITS.fullmatch(value):
+                raise TeilInputError(f"--param {part!r}: {value!r} is not an integer >= 1 written in the "
+                                     f"digits 0-9")
+            number = int(value)
             if out.get(name, number) != number:
                 raise TeilInputError(f"--param {name} is given twice, as {out[name]} and {number}")
             out[name] = number
-    return out
+    return check_params(out, cli=True)
 
 
-def load_array_file(path: str) -> dict[str, np.ndarray] | np.ndarray:
-    """Read ``.npy`` or ``.npz`` without pickle: input files are untrusted (SPEC.md section 6)."""
+# --------------------------------------------------------------------------
+# Input arrays: .npy and .npz files, read without pickle, checked before their data
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Member:
+    """One array of an ``.npz`` archive, known by its header until it is needed.
+
+    An archive is compressed: 3 MB can hold a 3.2 GB array, and decompressing it before
+    its shape is compared with the program's took 20 s (issue 11).  ``shape`` and ``dtype``
+    come from the member's ``.npy`` header; :meth:`load` decompresses the data."""
+
+    path: str
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    span: Span = NO_SPAN
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def load(self) -> np.ndarray:
+        try:
+            with np.load(self.path, allow_pickle=False) as archive:
+                return np.asarray(archive[self.name])
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+            raise TeilInputError(f"{self.path}: member {self.name} is not a readable array ({exc})",
+                                 self.span, "μ_allocs") from None
+
+
+def _unreadable(path: str, exc: BaseException, span: Span) -> TeilInputError:
+    if isinstance(exc, FileNotFoundError):
+        return TeilInputError(f"{path}: no such file", span, "μ_allocs")
+    if isinstance(exc, IsADirectoryError):
+        return TeilInputError(f"{path}: is a directory", span, "μ_allocs")
+    text = str(exc)
+    if isinstance(exc, ValueError) and ("pickle" in text.lower() or "object" in text.lower()):
+        return TeilInputError(f"{path}: holds a pickled object array, which is refused "
+                              f"(inputs are read without pickle)", span, "μ_allocs")
+    return TeilInputError(f"{path}: not a readable .npy/.npz file ({exc})", span, "μ_allocs")
+
+
+def load_array_file(path: str, span: Span = NO_SPAN) -> dict[str, Member] | np.ndarray:
+    """Read ``.npy`` (memory-mapped: only its header is read now) or an ``.npz``'s headers.
+
+    Input files are untrusted (SPEC.md section 6): no pickle; an ``.npz`` member is
+    decompressed only by :meth:`Member.load`, after its header has been checked.  ``span``
+    (the ``input alloc`` line) is where an error points."""
     try:
         with open(path, "rb") as fh:
             magic = fh.read(6)
         if not (magic.startswith(b"\x93NUMPY") or magic.startswith(b"PK")):
-            raise TeilInputError(f"{path}: not a readable .npy/.npz file (no numpy header)")
+            raise TeilInputError(f"{path}: not a readable .npy/.npz file (no numpy header)", span, "μ_allocs")
         if magic.startswith(b"PK"):
-            check_archive_sizes(path)
-            with np.load(path, allow_pickle=False) as archive:
-                return {k: np.asarray(archive[k]) for k in archive.files}
+            return archive_members(path, span)
         # Memory-mapped, so a header that claims a huge shape is compared with
         # the declared shape before any data is read.
         return np.load(path, mmap_mode="r", allow_pickle=False)
-    except FileNotFoundError:
-        raise TeilInputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TeilInputError(f"{path}: is a directory") from None
-    except ValueError as exc:
-        if "pickle" in str(exc).lower() or "object" in str(exc).lower():
-            raise TeilInputError(f"{path}: holds a pickled object array, which is refused "
-                                 f"(inputs are read without pickle)") from None
-        raise TeilInputError(f"{path}: not a readable .npy/.npz file ({exc})") from None
-    except (OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
-        raise TeilInputError(f"{path}: not a readable .npy/.npz file ({exc})") from None
+    except TeilInputError:
+        raise
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile, KeyError) as exc:
+        raise _unreadable(path, exc, span) from None
 
 
-def check_archive_sizes(path: str) -> None:
-    """Refuse an .npz member whose header claims more bytes than the engines may use."""
+def archive_members(path: str, span: Span = NO_SPAN) -> dict[str, Member]:
+    """The arrays of an ``.npz`` by name, from their ``.npy`` headers (numpy.lib.format)."""
     from .inputs import human_bytes, memory_budget
 
     budget = memory_budget()
+    out: dict[str, Member] = {}
     with zipfile.ZipFile(path) as zf:
         for info in zf.infolist():
             if not info.filename.endswith(".npy"):
                 continue
+            name = info.filename[: -len(".npy")]
             with zf.open(info) as fh:
                 try:
                     version = np.lib.format.read_magic(fh)
                     read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
                                    else np.lib.format.read_array_header_2_0)
                     shape, _, dtype = read_header(fh)
-                except (ValueError, OSError):
-                    continue  # np.load reports a malformed member with its own message
+                except (ValueError, OSError, EOFError) as exc:
+                    raise TeilInputError(f"{path}: member {info.filename} has no readable .npy header ({exc})",
+                                         span, "μ_allocs") from None
             nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
             if nbytes > budget:
                 raise TeilInputError(f"{path}: member {info.filename} claims shape {list(shape)}, "
                                      f"{nbytes:,} bytes ({human_bytes(nbytes)}), more than the {budget:,} "
-                                     f"bytes the engines may use")
+                                     f"bytes the engines may use", span, "μ_allocs")
+            out[name] = Member(path, name, tuple(shape), dtype, span)
+    return out
 
 
-def parse_inputs(items: Sequence[str] | None, program: Program) -> dict[str, np.ndarray]:
-    """``--input NAME=PATH.npy``, ``--input NAME=PATH.npz`` or ``--input PATH.npz`` (all its arrays)."""
-    inputs: dict[str, np.ndarray] = {}
+def parse_inputs(items: Sequence[str] | None, program: Program) -> dict[str, np.ndarray | Member]:
+    """``--input NAME=PATH.npy``, ``--input NAME=PATH.npz`` (its member ``NAME``) or
+    ``--input PATH.npz`` (every member, each the input of its own name).
+
+    An archive's member is never taken for an input of another name: ``A=x.npz`` needs a
+    member ``A`` (docs/decisions.md, "Input dtypes and files")."""
+    inputs: dict[str, np.ndarray | Member] = {}
     for item in items or ():
         name, sep, path = item.partition("=")
         if not sep:
@@ -134,22 +181,38 @@ def parse_inputs(items: Sequence[str] | None, program: Program) -> dict[str, np.
                 raise TeilInputError(f"--input {item}: a bare path must be an .npz archive; "
                                      f"for an .npy file write NAME={item}")
             for k, v in data.items():
-                _put(inputs, k, v, item)
+                alloc = program.alloc(k)
+                _put(inputs, k, Member(v.path, v.name, v.shape, v.dtype, alloc.span) if alloc else v, item)
             continue
-        data = load_array_file(path)
+        alloc = program.alloc(name)
+        span = alloc.span if alloc is not None else NO_SPAN
+        data = load_array_file(path, span)
         if isinstance(data, dict):
-            if name in data:
-                data = data[name]
-            elif len(data) == 1:
-                data = next(iter(data.values()))
-            else:
-                raise TeilInputError(f"--input {item}: the archive has no array named {name!r} "
-                                     f"(it has {', '.join(sorted(data)) or 'none'})")
+            if name not in data:
+                raise TeilInputError(f"--input {item}: {path} has no array named {name!r} (it has "
+                                     f"{', '.join(sorted(data)) or 'none'}); an archive's member is the "
+                                     f"input of its own name", span, "μ_allocs")
+            data = data[name]
         _put(inputs, name, data, item)
     return inputs
 
 
-def _put(inputs: dict[str, np.ndarray], name: str, value: np.ndarray, item: str) -> None:
+def load_members(typed: Any, inputs: dict[str, np.ndarray | Member]) -> dict[str, np.ndarray]:
+    """Check every input's header (dtype and shape) against the typed program, and only then
+    decompress the archive members: one bad input is reported before any data is read."""
+    from .inputs import check_dtype, check_shape, concrete_extent
+
+    for name, value in inputs.items():
+        a = typed.program.alloc(name)
+        if a is None:
+            continue  # an unknown name is reported by the engine's own checks
+        where = f"{value.path}[{value.name}]" if isinstance(value, Member) else ""
+        check_dtype(name, value.dtype, a.span, where)
+        check_shape(a, value.shape, tuple(concrete_extent(typed, d) for d in a.shape), where)
+    return {name: value.load() if isinstance(value, Member) else value for name, value in inputs.items()}
+
+
+def _put(inputs: dict[str, np.ndarray | Member], name: str, value: np.ndarray | Member, item: str) -> None:
     if name in inputs:
         raise TeilInputError(f"--input {item}: {name!r} is given twice")
     inputs[name] = value
@@ -161,7 +224,7 @@ def _put(inputs: dict[str, np.ndarray], name: str, value: np.ndarray, item: str)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .printer import format_shape
+    from .printer import format_names, format_shape
     from .typing import check_program
 
     program, _ = read_program(args.file)
@@ -170,7 +233,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"{name} : {format_shape(shape)}")
     n_side = len(typed.side_conditions())
     free = [p for p in program.params if p not in typed.params]
-    scope = f" for all {', '.join(free)} allowed by the assumptions" if free else ""
+    scope = f" for all {format_names(free)} allowed by the assumptions" if free else ""
     print(f"ok: {len(program.stmts)} statement(s) well-typed; {n_side} side condition(s) hold{scope}",
           file=sys.stderr)
     return EXIT_OK
@@ -186,9 +249,10 @@ def typed_with_inputs(args: argparse.Namespace,
     from .typing import check_program
 
     program, _ = read_program(args.file)
-    inputs = parse_inputs(args.input, program)
-    params = (run_params if complete else infer_params)(program, inputs, parse_params(args.param))
-    return check_program(program, params), inputs, params
+    members = parse_inputs(args.input, program)
+    params = (run_params if complete else infer_params)(program, members, parse_params(args.param))
+    typed = check_program(program, params)
+    return typed, load_members(typed, members), params
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -327,6 +391,15 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def check_flags(args: argparse.Namespace) -> None:
+    """The values of ``--pad`` and ``--timeout``, by the checks the API makes, in the CLI's words."""
+    from .inputs import check_pad
+    from .prove import check_timeout
+
+    check_pad(getattr(args, "pad", None), cli=True)
+    check_timeout(getattr(args, "timeout", None), cli=True)
+
+
 def default_engine() -> str:
     """The native engine once it is built; the reference engine otherwise."""
     try:
@@ -339,10 +412,8 @@ def default_engine() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
     args = build_parser().parse_args(argv)
-    if getattr(args, "pad", None) is not None and args.pad < 1:
-        print(f"core-teil: --pad {args.pad}: the vector length must be an integer >= 1", file=sys.stderr)
-        return EXIT_USAGE
     try:
+        check_flags(args)
         return int(args.func(args))
     except TeilError as err:
         err.with_source(_SOURCES.get(err.span.file))
@@ -352,7 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("core-teil: the program is nested too deeply for this implementation", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
-        print("core-teil: out of memory; try smaller shapes", file=sys.stderr)
+        print(f"core-teil: {getattr(args, 'file', '')}: out of memory; try smaller shapes", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -253,26 +253,72 @@ def render_text(typed: TypedProgram) -> str:
 # --------------------------------------------------------------------------
 
 
+#: Text mode: LaTeX's ten special characters, and ``<``, ``>``, ``|``, which the default
+#: OT1 encoding prints as other glyphs.
+_TEXT_ESCAPES = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$", "%": r"\%", "&": r"\&",
+    "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
+    ">": r"\textgreater{}", "|": r"\textbar{}",
+}
+#: Math mode (``\mathtt``, also read by MathJax): the same characters as math symbols, since
+#: ``\textasciitilde`` and friends are errors there (``derive --latex`` on ``backup~.teil``).
+_MATH_ESCAPES = {
+    "\\": r"\backslash{}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$", "%": r"\%", "&": r"\&",
+    "_": r"\_", "~": r"\sim{}", "^": r"\hat{}", " ": r"\ ", "=": "{=}",
+}
+#: The non-ASCII characters the tool's own messages use, in math mode.
+_MATH_SYMBOLS = {
+    "≤": r"\leq{}", "≥": r"\geq{}", "≠": r"\neq{}", "…": r"\ldots{}", "•": r"\bullet{}", "·": r"\cdot{}",
+    "Γ": r"\Gamma{}", "Σ": r"\Sigma{}", "μ": r"\mu{}", "⌈": r"\lceil{}", "⌉": r"\rceil{}",
+}
+
+
+def _latin(ch: str) -> bool:
+    """A Latin-1/Latin Extended-A letter, which ``inputenc``'s utf8 sets in text mode."""
+    return "\u00c0" <= ch <= "\u017f" and ch not in "\u00d7\u00f7"
+
+
 def tex_escape(text: str) -> str:
-    """Escape the characters of identifiers, expressions and file names for LaTeX text."""
+    """Text for LaTeX's text mode (file names, messages, rule names): every special escaped.
+
+    Other characters a stock ``pdflatex`` cannot set (a file named ``测试.teil``) become ``?``,
+    so that the document always compiles."""
     out = []
     for ch in text:
-        if ch in "_#%&$" or ch in "{}":
-            out.append("\\" + ch)
-        elif ch == "\\":
-            out.append(r"\textbackslash{}")
-        elif ch == "~":
-            out.append(r"\textasciitilde{}")
-        elif ch == "^":
-            out.append(r"\textasciicircum{}")
-        else:
+        if ch in _TEXT_ESCAPES:
+            out.append(_TEXT_ESCAPES[ch])
+        elif ch in _MATH_SYMBOLS:
+            out.append(f"${_MATH_SYMBOLS[ch]}$")
+        elif (ch.isascii() and ch.isprintable()) or _latin(ch):
             out.append(ch)
+        else:
+            out.append("?")
+    return "".join(out)
+
+
+def tex_text(text: str) -> str:
+    """A sentence of the tool's for text mode: ``>=`` and ``<=`` as the relations they mean."""
+    return tex_escape(text.replace(">=", "≥").replace("<=", "≤").replace("!=", "≠"))
+
+
+def tex_math(text: str) -> str:
+    """Characters for math mode (inside ``mathtt``/``mathit``), escaped for LaTeX and MathJax."""
+    out = []
+    for ch in text:
+        if ch in _MATH_ESCAPES:
+            out.append(_MATH_ESCAPES[ch])
+        elif ch in _MATH_SYMBOLS:
+            out.append(_MATH_SYMBOLS[ch])
+        elif ch.isascii() and ch.isprintable():
+            out.append(ch)
+        else:
+            out.append("?")
     return "".join(out)
 
 
 def tex_dim(d: Dim | str) -> str:
     s = str(d)
-    return s if s.lstrip("-").isdigit() else r"\mathit{" + tex_escape(s) + "}"
+    return s if s.lstrip("-").isdigit() else r"\mathit{" + tex_math(s) + "}"
 
 
 def tex_shape(t: Shape) -> str:
@@ -281,8 +327,7 @@ def tex_shape(t: Shape) -> str:
 
 def tex_code(text: str) -> str:
     """Code in math mode: ``\\mathtt`` with explicit spaces, valid in LaTeX and in MathJax alike."""
-    body = tex_escape(text).replace(" ", r"\ ").replace("=", "{=}").replace("…", r"\ldots")
-    return r"\mathtt{" + body + "}"
+    return r"\mathtt{" + tex_math(text) + "}"
 
 
 _TEX_OP = {"==": "=", "<=": r"\leq", "<": "<", "=": "="}
@@ -293,7 +338,7 @@ def tex_premise(p: Premise) -> str:
         name = p.lhs[2:-1]
         return rf"\Gamma({tex_code(name)}) = {tex_shape(_split_shape(p.rhs))}"
     if p.status == "concrete" and p.lhs.startswith("1 <= "):
-        return rf"1 \leq {p.lhs[5:]} < {p.rhs}"
+        return rf"1 \leq {tex_dim(p.lhs[5:])} < {tex_dim(p.rhs)}"
     return f"{tex_dim(p.lhs)} {_TEX_OP[p.op]} {tex_dim(p.rhs)}"
 
 
@@ -417,10 +462,11 @@ def render_latex(typed: TypedProgram) -> str:
     sub-derivations (:func:`partition`)."""
     program = typed.program
     body: list[str] = []
-    body.append(rf"\section*{{Typing derivations: ${tex_code(program.file)}$}}")
+    # the file name in text mode: math mode cannot set every character a name may have
+    body.append(rf"\section*{{Typing derivations: \texttt{{{tex_escape(program.file)}}}}}")
     ctx = ", ".join(rf"{tex_code(x)} : {tex_shape(t)}" for x, t in typed.gamma.items())
     body.append(rf"\noindent $\Gamma = \{{ {ctx} \}}$\\")
-    body.append(tex_escape(params_line(typed)).replace(">=", r"$\geq$") + r"\par")
+    body.append(tex_text(params_line(typed)) + r"\par")
     for n, sd in enumerate(typed.derivations, start=1):
         title = f"{sd.stmt.target} = {short_expr(sd.stmt.expr)}"
         body.append(rf"\subsection*{{Statement {n}: ${tex_code(title)}$}}")
@@ -436,7 +482,7 @@ def render_latex(typed: TypedProgram) -> str:
             body.append(r"\begin{itemize}")
             for p in sides:
                 rule = p.side.rule if p.side else ""
-                why = tex_escape(justification(p, typed)).replace(">=", r"$\geq$")
+                why = tex_text(justification(p, typed))
                 body.append(rf"\item ${tex_premise(p)}$ ({tex_escape(rule)}): {why}")
             body.append(r"\end{itemize}")
     return "\n".join([

@@ -28,7 +28,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from .errors import NO_SPAN, TeilError, TeilInputError
-from .inputs import concrete_extent, run_params, validate_inputs
+from .inputs import check_pad, check_params, concrete_extent, memory_budget, run_params, validate_inputs
 from .shapes import round_up
 from .syntax import (
     Contr,
@@ -52,6 +52,7 @@ from .syntax import (
     Transp,
     TranspAt,
     Var,
+    walk,
 )
 from .typing import TypedProgram, check_program, insert, remove, swap
 
@@ -89,6 +90,9 @@ class Interpretation(Protocol[I, V, M]):
     def update(self, store: M, x: str, k: Index, v: V, bounds: tuple[I, ...]) -> M:
         """``μ{x ↦ λk. v}``: St-Stmt's conclusion."""
 
+    # Optional: ``tabulate(e, k, sem, equation) -> V`` with the value ``equation(e, k, sem)``
+    # (see :func:`denote`); an interpretation without it runs the equation at ``k``.
+
 
 @dataclass(frozen=True)
 class Sem(Generic[I, V, M]):
@@ -109,8 +113,17 @@ class Sem(Generic[I, V, M]):
 
 
 def denote(e: Expr, k: Index, sem: Sem) -> Any:
-    """``[[e]] Γ μ k`` (paper Fig. 6, SPEC.md section 4)."""
-    return EQUATIONS[type(e)](e, k, sem)
+    """``[[e]] Γ μ k`` (paper Fig. 6, SPEC.md section 4): the equation of ``e``'s constructor.
+
+    An interpretation may supply ``tabulate(e, k, sem, equation)`` to share the
+    work of requests for the same ``[[e]]`` (:meth:`ArrayInterpretation.tabulate`
+    computes it once on its whole domain, by the same equation); one without it,
+    such as the Z3 interpretations of the proofs, runs the equation at ``k``."""
+    equation = EQUATIONS[type(e)]
+    tabulate = getattr(sem.interp, "tabulate", None)
+    if tabulate is None:
+        return equation(e, k, sem)
+    return tabulate(e, k, sem, equation)
 
 
 # --------------------------------------------------------------------------
@@ -256,12 +269,77 @@ class SemanticsBug(TeilError):
     kind = "internal error"
 
 
+def shared_subexpressions(typed: TypedProgram) -> frozenset[int]:
+    """The subexpressions (by ``id``) that St-Stmt may ask for at one ``k`` more than once.
+
+    Every equation reads its arguments at indices that determine its own ``k``
+    (``red``/``contr`` add the summed ``m``, ``diag``/``transp``/``proj`` permute,
+    repeat or fix positions), except three that forget positions: ``expa`` drops the
+    new one, ``prod`` reads each factor at its part of ``k``, and a scalar operand of
+    T-SMul/T-SDiv is read at ``[]``.  Under a sum these ask for the same ``[[e]](k)``
+    once per summand, and nested they make the work exponential in the nesting
+    (``red (expa n (red (expa n ...)))``); only their arguments need tabulating.  A
+    variable is a store read, already a table."""
+    out: set[int] = set()
+    for stmt in typed.program.stmts:
+        for e in walk(stmt.expr):
+            if isinstance(e, Expa | ExpaAt):
+                kids: tuple[Expr, ...] = (e.arg,)
+            elif isinstance(e, Prod):
+                kids = (e.left, e.right)
+            elif isinstance(e, Elem) and typed.type_of(e) != ():
+                kids = tuple(c for c in (e.left, e.right) if typed.type_of(c) == ())
+            else:
+                kids = ()
+            out.update(id(c) for c in kids if not isinstance(c, Var))
+    return frozenset(out)
+
+
+#: A table is made only while it needs at most this share of the engine's memory budget
+#: (inputs.memory_budget); a larger subexpression is evaluated at each request instead.
+TABLE_SHARE = 4
+
+
 class ArrayInterpretation:
     """Indices are integer arrays on an open grid (so one call evaluates every k),
     values float64 arrays with NaN for •, memories dicts of (padded) arrays."""
 
     def __init__(self, typed: TypedProgram) -> None:
         self.typed = typed
+        self.shared = shared_subexpressions(typed)
+        # id(e) -> (the store and pad it was computed in, the table); emptied by update
+        self._tables: dict[int, tuple[Any, int | None, np.ndarray]] = {}
+        self._table_limit = memory_budget() // (8 * TABLE_SHARE)
+
+    def tabulate(self, e: Expr, k: Index, sem: Sem, equation: Callable[[Any, Index, Sem], Any]) -> Any:
+        """``equation(e, k, sem)``, for a shared subexpression read off a table of ``[[e]]``.
+
+        The table is the same equation run once on every ``k' <= ⌈type(e)⌉``
+        (St-Stmt's domain for ``e``'s type), kept while the store is unchanged;
+        a request is then the table at ``k``.  So each subexpression costs its
+        domain once, and a run is polynomial in program and tensor sizes.  Lemma 4.3
+        says every request is inside that domain; one outside is a :class:`SemanticsBug`."""
+        if id(e) not in self.shared:
+            return equation(e, k, sem)
+        entry = self._tables.get(id(e))
+        if entry is None or entry[0] is not sem.store or entry[1] != sem.pad:
+            bounds = tuple(sem.bound(d) for d in sem.type(e))
+            if math.prod(bounds) > self._table_limit:
+                return equation(e, k, sem)
+            grid = self.domain(bounds, None)  # type: ignore[arg-type]  # no statement: a subexpression
+            table = np.broadcast_to(np.asarray(equation(e, grid, sem), dtype=np.float64), bounds)
+            entry = self._tables[id(e)] = (sem.store, sem.pad, table)
+        return self._lookup(entry[2], k, e)
+
+    def _lookup(self, table: np.ndarray, k: Index, e: Expr) -> Any:
+        if len(k) != table.ndim:
+            raise SemanticsBug(f"{len(k)} indices for a subexpression of rank {table.ndim}", e.span, "Lemma 4.3")
+        idx = tuple(np.asarray(kj) - 1 for kj in k)
+        for pos, (ij, n) in enumerate(zip(idx, table.shape, strict=True), start=1):
+            if np.any(ij < 0) or np.any(ij >= n):
+                raise SemanticsBug(f"a subexpression read out of its domain in dimension {pos} (extent {n})",
+                                   e.span, "Lemma 4.3")
+        return table[idx] if idx else table[()]
 
     def extent(self, d: Dim) -> int:
         return concrete_extent(self.typed, d)
@@ -308,6 +386,7 @@ class ArrayInterpretation:
                bounds: tuple[int, ...]) -> dict[str, np.ndarray]:
         new = dict(store)
         new[x] = np.array(np.broadcast_to(np.asarray(v, dtype=np.float64), bounds), dtype=np.float64)
+        self._tables.clear()  # they hold [[e]] in the memory before this statement
         return new
 
 
@@ -335,8 +414,8 @@ def evaluate(program: Program | TypedProgram, inputs: Mapping[str, Any] | None =
     values in V = ℝ (the simulation theorem of ``proofs/``); floats add
     ``±inf · 0 = NaN`` in the padding, so a padded run whose outputs are not
     all finite is checked against the unpadded run (:func:`padding_agrees`)."""
-    if pad is not None and (not isinstance(pad, int) or pad < 1):
-        raise TeilInputError(f"--pad {pad}: the vector length must be an integer >= 1")
+    pad = check_pad(pad)
+    params = check_params(params, program.program if isinstance(program, TypedProgram) else program)
     inputs = dict(inputs or {})
     if isinstance(program, TypedProgram):
         typed = program
@@ -386,10 +465,10 @@ def padding_agrees(padded: Mapping[str, np.ndarray], unpadded: Callable[[], Mapp
         if bad.any():
             k = tuple(int(i) + 1 for i in np.argwhere(bad)[0])  # () for a rank-0 output
             raise PaddingUnsound(
-                f"with --pad {pad}, output {name}{list(k)} is {value[tuple(i - 1 for i in k)]} but the unpadded "
-                f"semantics gives {reference[name][tuple(i - 1 for i in k)]}: an infinite value met the zero "
+                f"padded to multiples of {pad}, output {name}{list(k)} is {value[tuple(i - 1 for i in k)]} but the "
+                f"unpadded semantics gives {reference[name][tuple(i - 1 for i in k)]}: an infinite value met the zero "
                 f"padding (inf · 0 = NaN in floats; report Theorem 3 holds for real values only). "
-                f"Run without --pad.", NO_SPAN, "report Theorem 3")
+                f"Run without padding.", NO_SPAN, "report Theorem 3")
 
 
 __all__ = [

@@ -1,9 +1,12 @@
-"""Inputs of a run: which allocations must be supplied, and what an acceptable array is.
+"""Inputs of a run: which allocations must be supplied, what an acceptable array, parameter
+and pad are.
 
-SPEC.md section 6: inputs are float64 arrays of exactly the declared shape;
-anything else is a clear error naming the allocation, never a crash.  Shared
-by the reference and the native engine, so both accept and refuse the same
-inputs with the same messages.
+SPEC.md section 6: inputs are float64 arrays of exactly the declared shape, never
+converted (docs/decisions.md, "Input dtypes"); parameters are integers >= 1; anything
+else is a clear error naming the allocation or parameter, never a crash.  Shared by
+the reference and the native engine, the prover and the CLI, so that all accept and
+refuse the same values with the same messages.  A message names a value as the caller
+wrote it: ``--param l=0`` on the command line, ``params['l'] = 0`` from Python.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import NO_SPAN, TeilInputError, TeilResourceError
+from .errors import NO_SPAN, Span, TeilInputError, TeilResourceError
 from .printer import format_shape
 from .shapes import round_up
 from .syntax import Alloc, Dim, Param, Program, Var, walk
@@ -23,6 +26,51 @@ from .typing import TypedProgram
 
 #: The largest integer magnitude float64 holds exactly.
 EXACT_INT = 2**53
+
+
+def _is_int(v: Any) -> bool:
+    """A Python or numpy integer, not a bool (``True`` is an int in Python, never an extent)."""
+    return isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
+
+
+def check_params(params: Mapping[str, Any] | None, program: Program | None = None,
+                 cli: bool = False) -> dict[str, int]:
+    """Shape parameter values: the one check that every API entry point and the CLI make.
+
+    SPEC.md section 1 and 6: a parameter ranges over the integers >= 1; a value is a Python
+    or numpy integer (not a bool, a float such as 2.0 or 2.5, or a string such as "2"),
+    returned as a Python ``int``.  With ``program``, each name must be one it declares.
+    Anything else is a :class:`TeilInputError` (exit 2): a shape of 2.5 would type-check
+    and prove (issue 11), a certificate for a shape that cannot exist."""
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise TeilInputError(f"params must be a dict of parameter names to integers, not {type(params).__name__}")
+    out: dict[str, int] = {}
+    for name, value in params.items():
+        shown = f"--param {name}={value}" if cli else f"params[{name!r}] = {value!r}"
+        if not isinstance(name, str):
+            raise TeilInputError(f"{shown}: a parameter name is a string")
+        if program is not None and name not in program.params:
+            declared = ", ".join(program.params) or "none"
+            raise TeilInputError(f"{shown}: the program declares no parameter {name!r} (it declares: {declared})")
+        if not _is_int(value):
+            raise TeilInputError(f"{shown}: shape parameters are integers >= 1 (Python or numpy integers), "
+                                 f"not {type(value).__name__}")
+        if value < 1:
+            raise TeilInputError(f"{shown}: shape parameters range over integers >= 1")
+        out[name] = int(value)
+    return out
+
+
+def check_pad(pad: Any, cli: bool = False) -> int | None:
+    """The vector length of padding (report section 4): ``None``, or an integer >= 1."""
+    if pad is None:
+        return None
+    if not _is_int(pad) or pad < 1:
+        shown = f"--pad {pad}" if cli else f"pad={pad!r}"
+        raise TeilInputError(f"{shown}: the vector length must be an integer >= 1")
+    return int(pad)
 
 
 def needed_inputs(program: Program) -> set[str]:
@@ -42,29 +90,42 @@ def required_inputs(program: Program) -> set[str]:
     return needed_inputs(program)
 
 
+def check_dtype(name: str, dtype: np.dtype, span: Span = NO_SPAN, where: str = "", role: str = "input") -> None:
+    """The dtype policy (docs/decisions.md, "Input dtypes"): float64, nothing else, never converted.
+
+    Converting silently would make the engines accept what the semantics does not say:
+    an int64 beyond 2**53 or a float16 rounds, a bool is no number of V, and which of these
+    a conversion "should" accept is a guess.  So ``int``, ``float32``, ``float16``, ``bool``,
+    ``complex``, strings and objects are refused alike, with the conversion to write.  Byte
+    order is storage, not value: a big-endian float64 is float64."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f" and dtype.itemsize == 8:
+        return
+    what = f"{where}: " if where else ""
+    if dtype.kind == "c":
+        why = "complex; Core-TeIL values are reals"
+    elif dtype.kind in "biuf":
+        why = f"dtype {dtype}; {role}s are float64 arrays and are never converted (SPEC.md section 6)"
+        if role == "input":
+            why += (": convert it yourself, e.g. numpy.asarray(x, dtype=numpy.float64), if every value is "
+                    "exact in float64")
+    else:
+        why = f"dtype {dtype}; expected real numbers (float64)"
+    raise TeilInputError(f"{what}{role} {name!r} {'is' if dtype.kind == 'c' else 'has'} {why}", span, "μ_allocs")
+
+
 def as_array(name: str, value: Any, alloc: Alloc | None = None) -> np.ndarray:
-    """A real array holding ``value`` exactly in float64, or a TeilInputError saying why not."""
+    """``value`` as the float64 array it already is (:func:`check_dtype`), or a TeilInputError."""
     span = alloc.span if alloc is not None else NO_SPAN
-    try:
-        arr = np.asarray(value)
-    except Exception as exc:  # numpy raises many kinds here; all mean "not an array"
-        raise TeilInputError(f"input {name!r} is not an array: {exc}", span) from None
-    if np.iscomplexobj(arr):
-        raise TeilInputError(f"input {name!r} is complex; Core-TeIL values are reals", span)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
-        raise TeilInputError(f"input {name!r} has dtype {arr.dtype}; expected real numbers (float64)", span)
-    if arr.dtype == np.float64:
-        return arr
-    if np.issubdtype(arr.dtype, np.integer):
-        if arr.size and int(np.max(np.abs(arr.astype(object)))) > EXACT_INT:
-            raise TeilInputError(f"input {name!r} holds integers beyond 2**53, which float64 cannot "
-                                 f"represent exactly", span)
-        return arr.astype(np.float64)
-    converted = arr.astype(np.float64)
-    if not np.array_equal(converted.astype(arr.dtype), arr, equal_nan=True):
-        raise TeilInputError(f"input {name!r} has dtype {arr.dtype} with values float64 cannot "
-                             f"represent exactly", span)
-    return converted
+    if isinstance(value, np.ndarray):
+        arr = value
+    else:
+        try:
+            arr = np.asarray(value)
+        except Exception as exc:  # numpy raises many kinds here; all mean "not an array"
+            raise TeilInputError(f"input {name!r} is not an array: {exc}", span, "μ_allocs") from None
+    check_dtype(name, arr.dtype, span)
+    return arr if arr.dtype.isnative else arr.astype(np.float64)  # byte order only: same values
 
 
 def infer_params(program: Program, inputs: Mapping[str, Any],
@@ -109,7 +170,10 @@ def human_bytes(n: float) -> str:
 
 
 def check_memory(shapes: Mapping[str, tuple[int, ...]], program: Program, pad: int | None) -> None:
-    """An allocation too large to hold is refused with its byte count, before any is made."""
+    """An allocation too large to hold is refused with its byte count, before any is made.
+
+    The rule is ``μ_allocs`` (paper Fig. 9, Eval-Prog: the initial memory holds one array per
+    allocation), which is what cannot be built; the shape itself is well-formed (S-Var)."""
     budget = memory_budget()
     total = 0
     for a in program.allocs:
@@ -121,7 +185,7 @@ def check_memory(shapes: Mapping[str, tuple[int, ...]], program: Program, pad: i
             raise TeilResourceError(
                 f"allocation {a.name} : {format_shape(tuple(dims))}{padded} needs {nbytes:,} bytes "
                 f"({human_bytes(nbytes)}); all allocations together need {total:,}+ bytes, more than the "
-                f"{budget:,} bytes ({human_bytes(budget)}) this engine may use", a.span, "S-Var")
+                f"{budget:,} bytes ({human_bytes(budget)}) this engine may use", a.span, "μ_allocs")
 
 
 def check_supplied(program: Program, inputs: Mapping[str, Any]) -> None:
@@ -169,6 +233,14 @@ def run_params(program: Program, inputs: Mapping[str, Any], given: Mapping[str, 
     return params
 
 
+def check_shape(a: Alloc, shape: tuple[int, ...], declared: tuple[int, ...], where: str = "") -> None:
+    """An input's shape equals its allocation's (with the run's parameter values)."""
+    if tuple(shape) != tuple(declared):
+        what = f"{where}: " if where else ""
+        raise TeilInputError(f"{what}input {a.name!r} has shape {list(shape)}, but the program declares "
+                             f"{a.name} : {format_shape(tuple(declared))}", a.span, "μ_allocs")
+
+
 def validate_inputs(typed: TypedProgram, inputs: Mapping[str, Any], extent: Any,
                     pad: int | None) -> dict[str, np.ndarray]:
     """Every required input present, every given one an exact float64 array of its declared shape.
@@ -184,8 +256,6 @@ def validate_inputs(typed: TypedProgram, inputs: Mapping[str, Any], extent: Any,
         if a.name not in inputs:
             continue
         arr = as_array(a.name, inputs[a.name], a)
-        if arr.shape != shapes[a.name]:
-            raise TeilInputError(f"input {a.name!r} has shape {list(arr.shape)}, but the program declares "
-                                 f"{a.name} : {format_shape(shapes[a.name])}", a.span)
+        check_shape(a, arr.shape, shapes[a.name])
         out[a.name] = arr
     return out

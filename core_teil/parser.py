@@ -62,7 +62,7 @@ from .syntax import (
     Var,
 )
 
-__all__ = ["KEYWORDS", "MAX_DEPTH", "MAX_INT_DIGITS", "load", "parse"]
+__all__ = ["KEYWORDS", "MAX_DEPTH", "MAX_INT_DIGITS", "MAX_SOURCE_BYTES", "load", "parse", "read_source"]
 
 #: Deepest expression accepted (``syntax.depth``: a variable has depth 1), and
 #: also the deepest nesting of parentheses.  Later passes recurse over
@@ -699,19 +699,40 @@ def parse(text: str, file: str = "<string>") -> Program:
     return _Parser(text, str(file)).program()
 
 
-def load(path: str | os.PathLike[str]) -> Program:
-    """Read ``path`` as UTF-8 and parse it; unreadable files raise :class:`TeilInputError`."""
+#: The most bytes a ``.teil`` file may have (16 MiB; the largest example is 1.5 KB, a program
+#: generated from a large ONNX graph some hundred KB).  Reading stops there, so that
+#: ``/dev/zero`` or a mistaken multi-GB file is refused at once, by name (issue 11).
+MAX_SOURCE_BYTES = 16 << 20
+
+
+def read_source(path: str | os.PathLike[str]) -> str:
+    """The text of a ``.teil`` file: the one reader of ``ct.load`` and of every CLI command.
+
+    UTF-8, at most :data:`MAX_SOURCE_BYTES`; a leading byte-order mark (Windows editors
+    write one) is not part of the program.  Anything else is a :class:`TeilInputError`
+    naming the file (exit 2)."""
     name = os.fspath(path)
+    where = Span(name)
     try:
         with open(name, "rb") as handle:
-            data = handle.read()
+            data = handle.read(MAX_SOURCE_BYTES + 1)
+    except FileNotFoundError:
+        raise TeilInputError(f"{name}: no such file", where) from None
+    except IsADirectoryError:
+        raise TeilInputError(f"{name}: is a directory, not a .teil file", where) from None
     except (OSError, ValueError) as exc:  # ValueError: e.g. a NUL byte in the path
         reason = getattr(exc, "strerror", None) or str(exc)
-        raise TeilInputError(f"cannot read {name}: {reason}", Span(name)) from exc
+        raise TeilInputError(f"{name}: cannot read ({reason})", where) from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise TeilInputError(f"{name}: more than {MAX_SOURCE_BYTES:,} bytes, the most a .teil file may have "
+                             f"(is it a program?)", where)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise TeilInputError(f"{name} is not valid UTF-8 (byte {exc.start}: {exc.reason})",
-                             Span(name)) from exc
-    # Editors on Windows prepend a byte-order mark; it is not part of the program.
-    return parse(text.removeprefix("\ufeff"), name)
+        raise TeilInputError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})", where) from None
+    return text.removeprefix("\ufeff")
+
+
+def load(path: str | os.PathLike[str]) -> Program:
+    """Read ``path`` (:func:`read_source`) and parse it."""
+    return parse(read_source(path), os.fspath(path))

@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import TeilResourceError
 from .eval import Sem, st_stmt
@@ -1347,49 +1348,102 @@ def _bodies(f: DivAtom | GuardAtom | SumAtom) -> tuple[Poly, ...]:
     return (f.num, f.den) if isinstance(f, DivAtom) else (f.body,)
 
 
-def _buffers(poly: Poly) -> set[Buffer]:
-    """The buffers a value reads, through its atoms."""
-    return {b for t in poly.terms for f in t.factors for b in _factor_buffers(f)}
+# ==========================================================================
+# When the plan may differ from the equations: the overflow guard
+# ==========================================================================
+
+#: A reordered computation whose magnitude bound stays below this cannot overflow in any
+#: order: the margin covers the relative rounding growth of up to 2^50 operations.
+OVERFLOW_BOUND = sys.float_info.max / 4
+
+class Magnitudes(Protocol):
+    """What :func:`reorder_safe` reads of the buffers, NaN (•) ignored."""
+
+    def largest(self, buf: Buffer) -> float:
+        """``max |v|`` (0 when every value is •)."""
+
+    def least(self, buf: Buffer) -> float:
+        """``min |v|`` over the non-zero values (``inf`` when there are none): for a denominator."""
 
 
-def _factor_buffers(f: Factor) -> set[Buffer]:
-    return {f.buf} if isinstance(f, Leaf) else set().union(*(_buffers(q) for q in _bodies(f)))
+def _exact(poly: Poly) -> bool:
+    """The plan computes ``poly`` with the very operations of the equations: at most two
+    terms (``a ± b``, commutative), each a product of at most two factors with coefficient
+    ±1 (negation and ``x · y`` are exact) and no sum.  Anything else is reordered: sums are
+    blocked or factored (``x · Σ_m y(m)`` for ``Σ_m x · y(m)``), products re-associated."""
+    return len(poly.terms) <= 2 and all(
+        not t.red and len(t.factors) <= 2 and (abs(t.coeff) == 1.0 or (t.coeff == 0.0 and not t.factors))
+        for t in poly.terms)
 
 
-def _factored(poly: Poly) -> set[Buffer]:
-    """Buffers read by a factor that a term's sum may be factored out of: ``x · Σ_m y(m)``
-    for ``Σ_m x · y(m)`` (``m`` read by another factor, not by ``x``)."""
-    out: set[Buffer] = set()
+def reorder_safe(poly: Poly, mag: Magnitudes) -> bool:
+    """No value of ``poly``'s computation overflows, in the plan's order or the equations'.
+
+    The plan applies the laws of Σ and of products (distributivity, associativity,
+    commutativity), exact for the reals and for •, which absorbs either side; in floats
+    a reordering can overflow where the equations do not, or the reverse, and ``±inf``
+    does not distribute (``inf · (1 + -2) = -inf`` but ``inf · 1 + inf · -2`` is •).  A
+    division later maps such an ``inf`` to a finite value (``5 / inf = 0``) where the
+    equations give • (issue 11).  When every partial sum and product of the exact values
+    is bounded by :data:`OVERFLOW_BOUND` (and no value is ``±inf``), both orders stay
+    finite wherever a value is not •, and differ by rounding only.  Not safe: the native
+    engine lets the equations decide (the reference engine)."""
+    if _exact(poly):
+        return all(_factor_safe(f, mag) for t in poly.terms for f in t.factors)
+    return bound(poly, mag) <= OVERFLOW_BOUND
+
+
+def reorder_sensitive(poly: Poly) -> bool:
+    """Whether :func:`reorder_safe` of ``poly`` depends on the values at all (a plan that
+    computes exactly what the equations compute needs no look at its inputs)."""
+    return not _exact(poly) or any(not isinstance(f, Leaf) and any(reorder_sensitive(q) for q in _bodies(f))
+                                   for t in poly.terms for f in t.factors)
+
+
+def _factor_safe(f: Factor, mag: Magnitudes) -> bool:
+    if isinstance(f, Leaf):
+        return True
+    return all(reorder_safe(q, mag) for q in _bodies(f))
+
+
+def bound(poly: Poly, mag: Magnitudes) -> float:
+    """``Σ_terms max(1, |c|) · Π_red n · Π_factors max(1, |f|)``: bounds every partial sum and
+    partial product of ``poly``, whatever the order (factors below 1 may be left out of a
+    partial product, hence ``max(1, ·)``); ``inf`` when some factor has no bound."""
+    total = 0.0
     for t in poly.terms:
-        labels = [factor_labels(f) for f in t.factors]
-        for q, f in enumerate(t.factors):
-            others = set().union(*(ls for r, ls in enumerate(labels) if r != q))
-            if (set(t.red) & others) - labels[q]:
-                out |= _factor_buffers(f)
-            if not isinstance(f, Leaf):
-                out |= set().union(*(_factored(q) for q in _bodies(f)))
-    return out
+        b = max(1.0, abs(t.coeff)) * math.prod(r.bound for r in t.red)
+        for f in t.factors:
+            b *= max(1.0, _factor_bound(f, mag))
+        total += b
+    return total
 
 
-def inf_sensitive(p: Plan) -> set[str]:
-    """The inputs whose ±inf values could make the plan differ from the semantics.
+def _factor_bound(f: Factor, mag: Magnitudes) -> float:
+    if isinstance(f, Leaf):
+        return mag.largest(f.buf)
+    if isinstance(f, GuardAtom | SumAtom):
+        return bound(f.body, mag)
+    # controlled division (report Definition 8): 0, •, or num / den with den != 0
+    if not (reorder_safe(f.num, mag) and reorder_safe(f.den, mag)):
+        return math.inf
+    top = bound(f.num, mag)
+    if top == 0.0:
+        return 0.0
+    low = _least(f.den, mag)
+    return top / low if low > 0.0 else math.inf
 
-    The plan applies distributivity, ``x · Σ_m y(m) = Σ_m x · y(m)``: exact for the reals
-    and for • (it absorbs either side), but not for ±inf: ``inf · (1 + -2) = -inf`` while
-    ``inf · 1 + inf · -2`` is •.  Summation order alone cannot turn ±inf into another
-    non-finite value, and padding is checked separately (:func:`eval.padding_agrees`).
-    So these are the inputs read, directly or through earlier statements, by a factor
-    that a sum is factored out of."""
-    flagged = set().union(*(_factored(nf.poly) for nf in p.nfs)) if p.nfs else set()
-    by_target = {nf.target: nf for nf in p.nfs if nf.target is not None}
-    todo = list(flagged)
-    while todo:
-        nf = by_target.get(todo.pop())
-        if nf is not None:
-            for b in _buffers(nf.poly) - flagged:
-                flagged.add(b)
-                todo.append(b)
-    return {b.name for b in flagged if b.kind == "initial"}
+
+def _least(den: Poly, mag: Magnitudes) -> float:
+    """A lower bound of the non-zero ``|den|``: known for a product of reads, else 0."""
+    if len(den.terms) != 1 or den.terms[0].red or not all(isinstance(f, Leaf) for f in den.terms[0].factors):
+        return 0.0
+    t = den.terms[0]
+    low = abs(t.coeff)
+    for f in t.factors:
+        assert isinstance(f, Leaf)
+        low *= mag.least(f.buf)
+    return low if math.isfinite(low) else math.inf
 
 
 def describe(p: Plan) -> str:

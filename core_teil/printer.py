@@ -73,6 +73,14 @@ def format_dim(d: Dim) -> str:
     return str(d)
 
 
+def format_names(names: Sequence[str], most: int = 12) -> str:
+    """``l, m, n``; past ``most`` names, the first few and how many more (50,000 parameters
+    are a list no one reads)."""
+    if len(names) <= most:
+        return ", ".join(names)
+    return f"{', '.join(names[:most - 2])}, ... ({len(names) - most + 2:,} more)"
+
+
 def format_shape(shape: Iterable[Dim]) -> str:
     """``[n, 3]``; ``[]`` for a scalar."""
     return "[" + ", ".join(format_dim(d) for d in shape) + "]"

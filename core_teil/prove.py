@@ -19,6 +19,7 @@ check as an upper bound.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ import z3
 
 from .counterexample import explain, shrink
 from .errors import TeilInputError
+from .inputs import check_pad, check_params
 from .obligations import Obligation, generate
 from .replay import Witness
 from .report import ObligationResult, Report, Status
@@ -42,12 +44,40 @@ RLIMIT_PER_SECOND = 5_000_000
 SOLVERS = ("z3", "cvc5")
 
 
+#: Z3 reads ``rlimit`` and ``timeout`` (ms) as unsigned 32-bit numbers, and 0 as *no limit*:
+#: every limit is kept within 1 .. 2^32 - 1.
+Z3_UINT_MAX = 2**32 - 1
+
+
+def check_timeout(timeout: Any, cli: bool = False) -> float | None:
+    """``timeout`` (seconds per obligation): ``None``, or a finite number > 0.
+
+    ``inf`` overflowed ``int(timeout * RLIMIT_PER_SECOND)`` (exit 70), and ``1e-9`` made rlimit
+    0, which Z3 reads as unlimited (issue 11)."""
+    if timeout is None:
+        return None
+    ok = isinstance(timeout, int | float) and not isinstance(timeout, bool) and math.isfinite(timeout) \
+        and timeout > 0
+    if not ok:
+        shown = f"--timeout {timeout}" if cli else f"timeout={timeout!r}"
+        raise TeilInputError(f"{shown}: expected a finite number of seconds > 0")
+    return float(timeout)
+
+
+def rlimit_for(timeout: float | None) -> int:
+    """The resource limit of one check: :data:`RLIMIT`, or ``timeout`` seconds' worth (at least 1)."""
+    timeout = check_timeout(timeout)
+    if timeout is None:
+        return RLIMIT
+    return min(Z3_UINT_MAX, max(1, int(timeout * RLIMIT_PER_SECOND)))
+
+
 def z3_solver(rlimit: int, timeout: float | None, ctx: z3.Context | None = None) -> z3.Solver:
     s = z3.Solver(ctx=ctx)
     s.set("random_seed", SEED)
-    s.set("rlimit", rlimit)
+    s.set("rlimit", min(Z3_UINT_MAX, max(1, rlimit)))
     if timeout is not None:
-        s.set("timeout", max(1, int(timeout * 1000)))
+        s.set("timeout", min(Z3_UINT_MAX, max(1, int(timeout * 1000))))
     return s
 
 
@@ -95,15 +125,13 @@ def prove(program: Program, params: dict[str, int] | None = None, pad: int | Non
     ``pad=M`` adds the padding obligations; ``smt2_dir`` receives one
     SMT-LIB2 script per obligation; ``source`` (the program text) lets
     counterexamples show the offending line."""
-    if pad is not None and (isinstance(pad, bool) or not isinstance(pad, int) or pad < 1):
-        raise TeilInputError(f"--pad {pad}: the vector length must be an integer >= 1")
+    pad = check_pad(pad)
+    params = check_params(params, program)
     if solver not in SOLVERS:
-        raise TeilInputError(f"--solver {solver}: expected one of {', '.join(SOLVERS)}")
-    if timeout is not None and not timeout > 0:
-        raise TeilInputError(f"--timeout {timeout}: expected a positive number of seconds")
+        raise TeilInputError(f"solver={solver!r}: expected one of {', '.join(map(repr, SOLVERS))}")
+    rlimit = rlimit_for(timeout)
     if source is None:
         source = _read_source(program.file)
-    rlimit = int(timeout * RLIMIT_PER_SECOND) if timeout is not None else RLIMIT
     start = time.perf_counter()
     generated = generate(program, params, pad)
     results = []
@@ -115,7 +143,8 @@ def prove(program: Program, params: dict[str, int] | None = None, pad: int | Non
             Path(smt2_dir).mkdir(parents=True, exist_ok=True)
             clear_scripts(Path(smt2_dir))
         except OSError as exc:
-            raise TeilInputError(f"--smt2-dir {smt2_dir}: cannot use it as a directory ({exc.strerror})") from None
+            raise TeilInputError(f"{smt2_dir}: cannot use it as a directory for the SMT-LIB2 scripts "
+                                 f"({exc.strerror})") from None
     for number, ob in enumerate(generated.obligations, 1):
         text = script(ob, _comments(program, ob, pad)) if ob.verdict is None and exported else None
         path = None
@@ -135,9 +164,12 @@ def prove(program: Program, params: dict[str, int] | None = None, pad: int | Non
 
 
 def _read_source(file: str) -> str | None:
+    """The program's text for counterexamples to quote, read as ``ct.load`` read it (or none)."""
+    from .parser import read_source
+
     try:
-        return Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, ValueError):
+        return read_source(file)
+    except TeilInputError:
         return None
 
 

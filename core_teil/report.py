@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from .counterexample import Counterexample
+from .printer import format_names
 
 EXIT_PROVED, EXIT_REFUTED, EXIT_UNKNOWN = 0, 1, 3
 
@@ -91,7 +92,7 @@ class Report:
         if self.params:
             scope.append(", ".join(f"{k}={v}" for k, v in self.params.items()))
         if self.symbolic:
-            scope.append("for all " + ", ".join(self.symbolic) + " allowed by the assumptions")
+            scope.append("for all " + format_names(self.symbolic) + " allowed by the assumptions")
         if self.pad is not None:
             scope.append(f"pad {self.pad}")
         solver = f"{self.solver} {self.solver_version}, seed 42, rlimit {self.rlimit:,}"

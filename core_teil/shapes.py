@@ -57,6 +57,10 @@ class Decision:
     counterexample: dict[str, int] | None = None
 
 
+#: Up to this many parameters a counterexample lists every one (Alive2 lists every input).
+SHOW_ALL = 12
+
+
 def solver() -> z3.Solver:
     """A reproducible Z3 solver: fixed seed, resource-limited (Z3-NOTES.md)."""
     s = z3.Solver()
@@ -77,6 +81,9 @@ class ShapeSolver:
         self.params = program.params
         self.vars = {p: z3.Int(p) for p in self.params}
         self._cache: dict[tuple[Dim, str, Dim], Decision] = {}
+        #: The parameters the ``assume``s mention (see :meth:`relevant`).
+        self._assumed = {t.name for c in program.conds for lin in (c.lhs, c.rhs) for t in lin.terms
+                         if t.name is not None}
         for name in self.values:
             if name not in self.vars:
                 raise TeilInputError(f"--param {name}: the program declares no parameter {name!r}")
@@ -111,6 +118,19 @@ class ShapeSolver:
         hyps += [self.cond(c) for c in self.program.conds]
         return hyps
 
+    def relevant(self, *dims: Dim) -> list[z3.BoolRef]:
+        """The hypotheses a question about ``dims`` depends on: every ``assume``, and ``p >= 1``
+        for the parameters that they or ``dims`` mention.
+
+        Any other parameter is constrained by ``p >= 1`` alone, which ``p = 1`` satisfies
+        whatever the rest is, so leaving it out changes no answer (sat stays sat, unsat stays
+        unsat); a program with 50,000 parameters and no ``assume`` then asks Z3 nothing
+        about 49,999 of them."""
+        names = {d for d in dims if isinstance(d, str)} | self._assumed
+        hyps: list[z3.BoolRef] = [v >= 1 for p, v in self.vars.items() if p in names and p not in self.values]
+        hyps += [self.cond(c) for c in self.program.conds]
+        return hyps
+
     def concrete(self, d: Dim) -> int | None:
         if isinstance(d, int):
             return d
@@ -120,8 +140,10 @@ class ShapeSolver:
 
     def check_assumptions(self) -> None:
         """Reject a program whose ``assume``s admit no parameter values at all."""
+        if not self.program.conds and all(v >= 1 for v in self.values.values()):
+            return  # every parameter = 1 (or its given value) is a witness: nothing to ask Z3
         s = solver()
-        s.add(*self.hypotheses())
+        s.add(*self.relevant())
         r = s.check()
         if r == z3.unsat:
             conds = self.program.conds
@@ -149,30 +171,37 @@ class ShapeSolver:
             return Decision(Verdict.HOLDS if ok else Verdict.FAILS, None if ok else dict(self.values))
         goal = self.term(lhs) == self.term(rhs) if op == "==" else self.term(lhs) <= self.term(rhs)
         s = solver()
-        s.add(*self.hypotheses())
+        s.add(*self.relevant(lhs, rhs))
         s.add(z3.Not(goal))
         r = s.check()
         if r == z3.unsat:
             return Decision(Verdict.HOLDS)
         if r == z3.unknown:
             return Decision(Verdict.UNKNOWN)
-        return Decision(Verdict.FAILS, self.smallest_model(z3.Not(goal)))
+        return Decision(Verdict.FAILS, self.smallest_model(z3.Not(goal), lhs, rhs))
 
-    def smallest_model(self, extra: z3.BoolRef) -> dict[str, int]:
-        """A counterexample with parameters as small as Z3 can make them (Alive2 shrinks first)."""
-        free = [v for p, v in self.vars.items() if p not in self.values]
+    def smallest_model(self, extra: z3.BoolRef, *dims: Dim) -> dict[str, int]:
+        """A counterexample with parameters as small as Z3 can make them (Alive2 shrinks first).
+
+        ``dims`` are the shape terms ``extra`` mentions.  A parameter that neither they nor an
+        ``assume`` mention may take any value (:meth:`relevant`): it is shown as 1 while the
+        program has at most :data:`SHOW_ALL` parameters, and left out beyond that, so that a
+        counterexample over 50,000 parameters names the two that matter."""
+        names = {d for d in dims if isinstance(d, str)} | self._assumed
+        free = [v for p, v in self.vars.items() if p not in self.values and p in names]
         opt = z3.Optimize()
         opt.set("random_seed", SEED)
         opt.set("rlimit", RLIMIT)
-        opt.add(*self.hypotheses(), extra)
+        opt.add(*self.relevant(*dims), extra)
         if free:
             opt.minimize(z3.Sum(free))
         model: dict[str, int] = dict(self.values)
         if opt.check() == z3.sat:
             m = opt.model()
+            show_all = len(self.vars) <= SHOW_ALL
             for p, v in self.vars.items():
-                if p not in self.values:
-                    model[p] = m.eval(v, model_completion=True).as_long()
+                if p not in self.values and (p in names or show_all):
+                    model[p] = m.eval(v, model_completion=True).as_long() if p in names else 1
         return model
 
     def equal(self, a: Dim, b: Dim) -> bool:

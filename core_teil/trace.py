@@ -39,6 +39,7 @@ import z3
 
 from . import eval as ev
 from .errors import NO_SPAN, TeilInputError, TeilResourceError
+from .inputs import check_pad
 from .printer import format_expr, format_shape, format_stmt
 from .shapes import round_up
 from .shapes import solver as z3_solver
@@ -274,7 +275,7 @@ def check_index(typed: TypedProgram, x: str, k: Index, bounds: tuple[Any, ...]) 
         if verdict == z3.unsat:
             continue
         if verdict == z3.sat:
-            model = typed.solver.smallest_model(too_big)
+            model = typed.solver.smallest_model(too_big, *_names(n))
             cex = ", ".join(f"{p} = {model[p]}" for p in _names(n))
             raise TeilInputError(f"{x}{format_index(k)}: index {kj} in dimension {pos} may exceed the "
                                  f"extent {n} of {x} : {shape} (e.g. when {cex}); fix the parameter "
@@ -484,8 +485,7 @@ def parse_at(typed: TypedProgram, at: str) -> tuple[str, Index]:
 def trace_steps(typed: TypedProgram, at: str, inputs: Mapping[str, Any] | None = None,
                 pad: int | None = None) -> Trace:
     """Unfold ``[[e]]`` of the last statement assigning ``at``'s allocation, one equation a step."""
-    if pad is not None and (not isinstance(pad, int) or pad < 1):
-        raise TeilInputError(f"--pad {pad}: the vector length must be an integer >= 1")
+    pad = check_pad(pad)
     x, k = parse_at(typed, at)
     program = typed.program
     if inputs is not None:  # --values: bad or missing inputs are reported before any tracing
@@ -526,7 +526,8 @@ def trace_steps(typed: TypedProgram, at: str, inputs: Mapping[str, Any] | None =
 def _values(typed: TypedProgram, number: int, stmt: Stmt, k: Index, term: Any, inputs: dict[str, Any],
             pad: int | None) -> tuple[float, float]:
     if any(isinstance(j, Sym) for j in k):
-        raise TeilInputError("--values needs a numeric index such as 'C[1,2]', not a symbolic one")
+        raise TeilInputError("evaluating with inputs (--values) needs a numeric index such as 'C[1,2]', "
+                             "not a symbolic one")
     interp = ev.ArrayInterpretation(typed)
     store = ev.initial_store(typed, interp, inputs, pad)
     for s in typed.program.stmts[: number - 1]:
@@ -538,26 +539,73 @@ def _values(typed: TypedProgram, number: int, stmt: Stmt, k: Index, term: Any, i
 
 
 def fold(t: Any, store: Mapping[str, np.ndarray], interp: ev.ArrayInterpretation, env: dict[str, int]) -> Any:
-    """The number a final term denotes: reads from ``store``, arithmetic and sums as the engine does."""
+    """The number a final term denotes: reads from ``store``, arithmetic and sums as the engine does.
 
-    def nat(j: Any) -> int:
+    A subterm's value depends only on its free bound variables, so it is computed once per
+    value of those (a table, as :meth:`eval.ArrayInterpretation.tabulate` keeps one per
+    subexpression): the term of ``red (expa n (red (expa n ...)))`` nests sums whose bodies
+    do not mention their variable, and folding every summand anew took n^depth steps."""
+    free: dict[int, frozenset[str]] = {}
+    memo: dict[tuple[int, tuple[int, ...]], Any] = {}
+
+    def free_vars(u: Any) -> frozenset[str]:
+        got = free.get(id(u))
+        if got is None:
+            if isinstance(u, Load):
+                got = frozenset(j.name for j in u.k if isinstance(j, Sym) and j.name in bound)
+            elif isinstance(u, Op):
+                got = free_vars(u.a) | free_vars(u.b)
+            elif isinstance(u, Sigma):
+                got = free_vars(u.body) - {u.var.name}
+            elif isinstance(u, Guard):
+                got = free_vars(u.body) | frozenset(
+                    j.name for j in (u.j, u.d) if isinstance(j, Sym) and j.name in bound)
+            else:
+                got = frozenset()
+            free[id(u)] = got
+        return got
+
+    def nat(j: Any, env: Mapping[str, int]) -> int:
         if isinstance(j, int):
             return j
         if isinstance(j, Ceil):
-            return interp.ceil(nat(j.n), j.pad)
+            return interp.ceil(nat(j.n, env), j.pad)
         if j.name in env:
             return env[j.name]
         return interp.extent(j.name)
 
-    if isinstance(t, Load):
-        return store[t.name][tuple(nat(j) - 1 for j in t.k)]
-    if isinstance(t, Op):
-        return interp.arith(t.op, fold(t.a, store, interp, env), fold(t.b, store, interp, env))
-    if isinstance(t, Sigma):
-        return interp.sum(nat(t.n), lambda m: fold(t.body, store, interp, {**env, t.var.name: m}), None)
-    if isinstance(t, Guard):
-        return interp.guard(nat(t.j), nat(t.d), fold(t.body, store, interp, env))
-    raise TypeError(f"cannot evaluate an unfinished term {format_term(t)}")
+    def go(u: Any, env: Mapping[str, int]) -> Any:
+        key = (id(u), tuple(env[x] for x in sorted(free_vars(u))))
+        if key in memo:
+            return memo[key]
+        if isinstance(u, Load):
+            v = store[u.name][tuple(nat(j, env) - 1 for j in u.k)]
+        elif isinstance(u, Op):
+            v = interp.arith(u.op, go(u.a, env), go(u.b, env))
+        elif isinstance(u, Sigma):
+            v = interp.sum(nat(u.n, env), lambda m: go(u.body, {**env, u.var.name: m}), None)
+        elif isinstance(u, Guard):
+            v = interp.guard(nat(u.j, env), nat(u.d, env), go(u.body, env))
+        else:
+            raise TypeError(f"cannot evaluate an unfinished term {format_term(u)}")
+        memo[key] = v
+        return v
+
+    bound = frozenset(_bound_names(t)) | frozenset(env)
+    return go(t, env)
+
+
+def _bound_names(t: Any) -> Iterator[str]:
+    """The variables the sums of a term bind."""
+    stack = [t]
+    while stack:
+        u = stack.pop()
+        if isinstance(u, Sigma):
+            yield u.var.name
+        if isinstance(u, Op):
+            stack.extend((u.a, u.b))
+        elif isinstance(u, Sigma | Guard):
+            stack.append(u.body)
 
 
 __all__ = [
