@@ -31,7 +31,9 @@ and whose conclusion is then a hypothesis of the enclosing stage::
         otherwise   ⟹  ĥ(m) = 0  ∨  ĥ(m) = • = h(min(m, n))
     then  D ⟹ Σ_{1..N} ĥ = Σ_{1..n} h,   ¬D ⟹ Σ_{1..N} ĥ = 0 ∨ Σ_{1..N} ĥ = • = Σ_{1..n} h.
 
-PadSum follows from the sum lemmas ``proofs/sums.py`` proves by induction.
+PadSum follows from the sum lemmas ``proofs/sums.py`` proves by induction;
+``make verify`` proves it from them, for these very :func:`padsum_premise` and
+:func:`padsum_conclusion` (lemma ``PadSum``, ``proofs/prover.py``).
 ``D``: if some padding term ``ĥ(m)`` is •, both sums are • (Sum-Absorb, for
 ``h`` at ``m = n``); otherwise they are equal by Sum-Zero-Extension and
 Sum-Congruence.  ``¬D``: ``Σ ĥ ∈ {0, •}`` (Sum-Zero-Or-Undef), and if it is •
@@ -82,6 +84,12 @@ def rho(p: tuple[z3.ArithRef, ...], t: tuple[z3.ArithRef, ...], padded: z3.ExprR
     return z3.If(in_bounds(p, t), padded == original, in_padding)
 
 
+def d_pad_var(memory: Any, p: tuple[z3.ArithRef, ...], t: tuple[z3.ArithRef, ...]) -> z3.ExprRef:
+    """Report Fig. 13, rule d-pad-var: the padded store at ``p`` holds the original value inside
+    the original extents ``t`` and 0 outside (``eval.initial_store`` for the reference engine)."""
+    return z3.If(in_bounds(p, t), select(memory, p), ZERO)
+
+
 def initial_obligation(typed: TypedProgram, padded: Any) -> Any:
     """Report Lemma 4 / rule d-pad-var: zero padding around the original store satisfies ``R``."""
     from .obligations import PAD_INIT, Case, Obligation, store_extents
@@ -94,7 +102,7 @@ def initial_obligation(typed: TypedProgram, padded: Any) -> Any:
             continue
         t, tp = store_extents(typed, x), padded.of(x)
         p = tuple(z3.Int(f"p_{x}!{j}") for j in range(1, len(shape) + 1))
-        initial = z3.If(in_bounds(p, t), select(mu[x], p), ZERO)  # d-pad-var
+        initial = d_pad_var(mu[x], p, t)
         cond = z3.And(in_bounds(p, tp), z3.Not(rho(p, t, initial, select(mu[x], clamp(p, t)))))
         cases.append(Case(cond, "value", typed.program.alloc(x).span, f"the initial padded store of {x} "
                           "breaks the simulation relation", x, p, t,

@@ -5,18 +5,30 @@ A :class:`Lemma` is a named statement with its paper counterpart.  It is
 
 1. **Z3** (``Rule.Z3``): the lemma's obligations are built -- by running the
    equations of ``core_teil/eval.py`` and the rules of ``core_teil/typing.py``
-   over Z3 terms -- and every obligation (hypotheses ∧ ¬claim) is ``unsat``
-   under a solver with ``random_seed`` 42 and a resource limit.  An expected
+   over Z3 terms -- and every obligation is decided under a solver with
+   ``random_seed`` 42 and a resource limit.  An :class:`Obligation` keeps its
+   parts apart: the *hypotheses* (the context: parameters, the rules'
+   premises, the induction hypothesis), the *uses* (instances of accepted
+   lemmas), and the *goal* (the negated claim).  It is proved when
+   ``hypotheses ∧ uses ∧ goal`` is ``unsat`` **and** the hypotheses alone are
+   ``sat`` (otherwise it is *vacuous*: a contradiction proves anything).  An
+   ``unknown`` is never proved.  A lemma with no obligation is *incomplete*,
+   and so is a rank-indexed lemma whose obligations miss a rank ``min_rank..R``
+   or a step lemma whose obligations miss a case it claims.  An expected
    refutation (``Expect.REFUTED``: a verbatim claim of the report that is false
    for Core-TeIL) is accepted when some obligation is ``sat``; its model is the
    printed counterexample.
 2. **A rule of this kernel**, each written once here:
 
    * :func:`sum_induction` (induction on the bound of a sum): from
-     ``base: P(lo)``, ``mono: premise(n+1) -> premise(n)`` and
-     ``step: premise(n+1) ∧ concl(n) -> concl(n+1)``, all over free constants,
-     conclude ``∀n >= lo. premise(n) -> concl(n)``.  The three are ordinary Z3
-     obligations; the rule only fixes their shape.
+     ``base: premise(lo) -> concl(lo)``, ``mono: premise(n+1) -> premise(n)``
+     and ``step: premise(n+1) ∧ concl(n) -> concl(n+1)``, all over free
+     constants, conclude ``∀n >= lo. premise(n) -> concl(n)``.  The three are
+     ordinary Z3 obligations; the rule only fixes their shape.
+   * :func:`calculation` (the cut rule of a calculational proof): a chain
+     ``T_0 = T_1 = ... = T_n``; each use of a lemma justifying a link has its
+     premise as an obligation of its own and its conclusion as a use of that
+     link.
    * ``Rule.STRUCTURAL`` (structural induction on expressions): the
      conclusion holds for every expression when a step lemma is accepted for
      every case of :func:`core_cases` -- one per constructor of the Core
@@ -26,37 +38,44 @@ A :class:`Lemma` is a named statement with its paper counterpart.  It is
      type satisfying the induction hypothesis.  This is sound because the
      equations of ``eval.py`` touch a child only through ``denote(child, k)``
      and ``sem.type(child)``, so the step sees exactly what the hypothesis
-     speaks about.  Where the hypothesis is itself quantified over indices
-     (padding simulation), the obligation carries its instances at the indices
-     where the equation reads the hole, and the summation variables in those
-     indices are constrained to their ranges (sound: the extents are >= 1, so
-     the constraint is satisfiable, and the constants occur nowhere else free).
+     speaks about.  A step lemma claims its cases in ``cases``; the kernel
+     checks that it has obligations built from each of them.  Where the
+     hypothesis is itself quantified over indices (padding simulation), the
+     obligation carries its instances at the indices where the equation reads
+     the hole, and the summation variables in those indices are constrained
+     to their ranges (sound: the extents are >= 1, so the constraint is
+     satisfiable, and the constants occur nowhere else free).
    * ``Rule.STATEMENTS`` (induction on the length of the statement list, paper
      Theorem 4.6): the conclusion holds for every program when its base
-     obligations are ``unsat`` and its step lemma (one statement, arbitrary
-     memory satisfying the invariant) and St-Seq lemma are accepted.
+     obligations are proved and its step lemma (one statement, arbitrary
+     memory satisfying the invariant) and St-Seq are accepted.
+   * ``Rule.COROLLARY``: accepted when its premises (at least one) are.
 
 A lemma that uses instances of other lemmas (the sum lemmas, instantiated
 for the uninterpreted ``SUM`` of ``core_teil/symbolic.py``) names them in
 ``premises``; it is accepted only if they are.  Instances are sound because
 ``SUM`` means ``SUMrec`` (``proofs/sums.py``), for which the lemmas are proved:
-a model with ``SUM := SUMrec`` satisfies every instance.  If building an
-obligation raises (an equation indexes past a tuple, Z3 rejects an index of
-the wrong arity), the semantics is *stuck* on a well-typed input: the lemma is
-refuted with that message, never skipped.
+a model with ``SUM := SUMrec`` satisfies every instance, whatever the other
+symbols are.  That is also why the vacuity check may leave the uses out when
+the hypotheses do not mention ``SUM`` (it includes them when they do).  If
+building an obligation raises (an equation indexes past a tuple, Z3 rejects an
+index of the wrong arity), the semantics is *stuck* on a well-typed input: the
+lemma is refuted with that message, never skipped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any, Protocol
 
 import z3
 
 from core_teil import typing as ty
-from core_teil.syntax import ELEM_OPS, Elem
+from core_teil.syntax import ELEM_OPS, Elem, Expr
 
 #: Fixed seed and resource limit on every solver (Z3-NOTES.md, "Reproducibility").
 SEED = 42
@@ -65,12 +84,24 @@ RLIMIT = 8_000_000
 SAFETY_TIMEOUT_MS = 60_000
 #: Every rank-indexed lemma is instantiated for all ranks 0..RANK_BOUND (docs/lemmas.md, "Rank bound").
 RANK_BOUND = 6
+#: Induction on statements composes its steps with this lemma (paper Fig. 9 St-Seq).
+ST_SEQ = "St-Seq"
+#: The uninterpreted symbol whose meaning the sum lemmas fix (``core_teil.symbolic.SUM``).
+SUM_SYMBOL = "SUM"
 
 
 class Status(Enum):
     PROVED = "proved"
     REFUTED = "refuted"
     UNKNOWN = "unknown"
+    #: Every obligation is unsat, but some obligation's hypotheses are themselves unsat.
+    VACUOUS = "vacuous"
+    #: The obligations do not cover the statement (none at all, a rank or a claimed case missing).
+    INCOMPLETE = "incomplete"
+
+
+#: Definite rejections (a mutant that causes one is killed; ``unknown`` is not one).
+REJECTED = (Status.REFUTED, Status.VACUOUS, Status.INCOMPLETE)
 
 
 class Expect(Enum):
@@ -85,17 +116,74 @@ class Rule(Enum):
     STATEMENTS = "induction on statements"
     COROLLARY = "from premises"
     ENUMERATION = "exhaustive enumeration"
+    CALCULATION = "calculation (cut)"
+
+
+def _conj(terms: Sequence[z3.BoolRef]) -> z3.BoolRef:
+    return z3.And(*terms) if terms else z3.BoolVal(True)
 
 
 @dataclass(frozen=True)
 class Obligation:
-    """``formula`` is hypotheses ∧ ¬claim: the claim holds when it is ``unsat``."""
+    """``hypotheses ∧ uses ∧ goal`` must be ``unsat``, and ``hypotheses`` alone ``sat``.
+
+    ``goal`` is the negated claim, *including* the claim's own antecedents and
+    the range it quantifies over (``k`` in the padding, ``P(k) = •``): a claim
+    about an empty range is true, not vacuous.  ``hypotheses`` are the context
+    the claim is made in (parameters >= 1, the typing rules' premises, the
+    induction hypothesis, path conditions); if they are contradictory the
+    obligation proves nothing.  ``uses`` are instances of accepted lemmas."""
 
     name: str
-    formula: z3.BoolRef
+    hypotheses: tuple[z3.BoolRef, ...]
+    goal: z3.BoolRef
     explain: Callable[[z3.ModelRef], str] | None = None
     #: Constraints tried in turn on a counterexample to make it small (Alive2 shrinks first).
     prefer: tuple[z3.BoolRef, ...] = ()
+    uses: tuple[z3.BoolRef, ...] = ()
+    #: The largest rank among the instance's types (rank-indexed lemmas must cover min_rank..R).
+    rank: int | None = None
+    #: The induction case (constructor) the obligation was built from (see :func:`case_of`).
+    case: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hypotheses", tuple(self.hypotheses))
+        object.__setattr__(self, "uses", tuple(self.uses))
+        object.__setattr__(self, "prefer", tuple(self.prefer))
+
+    @property
+    def formula(self) -> z3.BoolRef:
+        return z3.And(*self.hypotheses, *self.uses, self.goal)
+
+    def context(self) -> tuple[z3.BoolRef, ...]:
+        """What the vacuity check asks Z3 to satisfy: the hypotheses, and the uses if the
+        hypotheses constrain ``SUM`` (otherwise ``SUM := SUMrec`` satisfies every use)."""
+        if self.uses and mentions(self.hypotheses, SUM_SYMBOL):
+            return (*self.hypotheses, *self.uses)
+        return self.hypotheses
+
+
+def mentions(terms: Iterable[z3.ExprRef], symbol: str) -> bool:
+    """Whether a function symbol named ``symbol`` occurs in ``terms`` (under binders too)."""
+    seen: set[int] = set()
+    stack = list(terms)
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_quantifier(t):
+            stack.append(t.body())
+        elif z3.is_app(t):
+            if t.decl().name() == symbol:
+                return True
+            stack.extend(t.children())
+    return False
+
+
+def case_of(e: Expr) -> str:
+    """The induction case of an expression's root: its constructor, ``Elem`` by operator."""
+    return f"Elem.{e.op}" if isinstance(e, Elem) else type(e).__name__
 
 
 @dataclass(frozen=True)
@@ -121,6 +209,8 @@ class Lemma:
     cases: tuple[str, ...] = ()
     ranks: bool = False
     cost: float = 1.0
+    #: With ``ranks``: the obligations must cover every rank min_rank..RANK_BOUND.
+    min_rank: int = 0
 
 
 @dataclass(frozen=True)
@@ -135,10 +225,20 @@ class LemmaResult:
     note: str = ""
     #: Refuted because the semantics got stuck while building -- never an *expected* refutation.
     stuck: bool = False
+    rlimit: int = 0
 
     @property
     def accepted(self) -> bool:
         return self.status.value == self.expect.value and not self.stuck
+
+    @property
+    def rejected(self) -> bool:
+        """The expectation definitely failed (``unknown`` never counts): a claim refuted, vacuous or
+        incomplete; an expected refutation that every obligation contradicts, that has nothing to
+        refute, or that only got stuck.  A mutant is killed when one of its targets is rejected."""
+        if self.expect is Expect.REFUTED:
+            return self.status in (Status.PROVED, Status.VACUOUS, Status.INCOMPLETE) or self.stuck
+        return self.status in REJECTED
 
 
 class Stuck(Exception):
@@ -156,6 +256,91 @@ def solver(ctx: z3.Context | None = None) -> z3.Solver:
     s.set("rlimit", RLIMIT)
     s.set("timeout", SAFETY_TIMEOUT_MS)
     return s
+
+
+class ModelView(z3.ModelRef):
+    """A model that lives in a Z3 context of its own; terms of any context are evaluated in it.
+
+    Counterexamples are rendered here, not in the main context: evaluating with model
+    completion there picks "fresh" values from counters that every earlier model of the
+    process had advanced, so the same refutation printed ``unpadded = 0``, ``1.1`` or
+    ``2.142857`` depending on which mutants a worker had run before."""
+
+    def __init__(self, model: z3.ModelRef) -> None:
+        own = z3.Context()
+        inner = model.translate(own)
+        super().__init__(inner.model, own)
+        self._keep = inner  # the translated model owns the reference counted above
+
+    def eval(self, t: z3.ExprRef, model_completion: bool = False) -> z3.ExprRef:  # type: ignore[override]
+        here = t.translate(self.ctx) if t.ctx != self.ctx else t
+        v = super().eval(here, model_completion)
+        return v.translate(t.ctx) if t.ctx != self.ctx else v
+
+    def evaluate(self, t: z3.ExprRef, model_completion: bool = False) -> z3.ExprRef:  # type: ignore[override]
+        return self.eval(t, model_completion)
+
+
+class _Recording(ModelView):
+    """A model view that remembers which terms a counterexample printer evaluated, in order."""
+
+    def __init__(self, model: z3.ModelRef) -> None:
+        super().__init__(model)
+        self.shown: list[z3.ExprRef] = []
+
+    def eval(self, t: z3.ExprRef, model_completion: bool = False) -> z3.ExprRef:  # type: ignore[override]
+        if isinstance(t, z3.ExprRef) and not any(t.eq(u) for u in self.shown):
+            self.shown.append(t)
+        return super().eval(t, model_completion)
+
+
+def _ladder(t: z3.ExprRef) -> list[z3.ExprRef]:
+    """Canonical values to try for a shown term, smallest first; none for arrays and functions."""
+    from core_teil.symbolic import Value
+
+    sort = t.sort()
+    ctx = t.ctx
+    if sort == z3.IntSort(ctx):
+        return [z3.IntVal(v, ctx) for v in (1, 2, 0, 3, -1, 4)]
+    if sort == z3.RealSort(ctx):
+        return [z3.RealVal(v, ctx) for v in (0, 1, -1, 2, "1/2", 3)]
+    if sort == z3.BoolSort(ctx):
+        return [z3.BoolVal(False, ctx), z3.BoolVal(True, ctx)]
+    if sort.name() == Value.name() and isinstance(sort, z3.DatatypeSortRef):
+        # constructor 0 is val(real), 1 is undef (core_teil.symbolic), taken in t's context
+        return [sort.constructor(1)(), *[sort.constructor(0)(z3.RealVal(v, ctx)) for v in (0, 1, -1, 2, "1/2", 3)]]
+    if isinstance(sort, z3.FPSortRef):
+        return [z3.FPVal(v, None, sort, ctx) for v in (0.0, 1.0, -1.0, 2.0, float("inf"), float("-inf"))] + [
+            z3.fpNaN(sort)]
+    return []
+
+
+def canonical_model(s: z3.Solver, explain: Callable[[z3.ModelRef], str]) -> ModelView:
+    """Pin every term the counterexample shows, in the order it shows them, to the first value of
+    :func:`_ladder` the obligation allows (or to the value it is forced to).  Then the printed
+    counterexample is a function of the obligation alone: Z3's own model is not -- with the same
+    seed, formula and context it still followed what the process had solved before (the Pad-Div
+    counterexample showed "unpadded = •", "0", "1.1" and "2.142857" over runs)."""
+    first = _Recording(s.model())
+    with contextlib.suppress(Exception):  # the printer runs again (its failure reported) on the pinned model
+        explain(first)
+    for shown in first.shown:
+        t = shown.translate(s.ctx) if shown.ctx != s.ctx else shown
+        candidates = _ladder(t)
+        if not candidates:
+            continue
+        for c in candidates:
+            s.push()
+            s.add(t == c)
+            if s.check() == z3.sat:
+                break
+            s.pop()
+        else:
+            s.check()
+            s.push()
+            s.add(t == s.model().eval(t, model_completion=True))
+            s.check()
+    return ModelView(s.model())
 
 
 def discharge(ob: Obligation, ctx: z3.Context | None = None) -> Outcome:
@@ -176,19 +361,38 @@ def discharge(ob: Obligation, ctx: z3.Context | None = None) -> Outcome:
     if r == z3.unsat:
         return Outcome(ob.name, Status.PROVED, dt, rlimit=spent)
     if r == z3.sat:
-        for c in ob.prefer:
+        for c in ob.prefer:  # in a fixed order, each kept only if it leaves a model
             s.push()
             s.add(c.translate(ctx))
             if s.check() != z3.sat:
                 s.pop()
         s.check()
-        model = s.model().translate(z3.main_ctx())
+        printer = ob.explain or (lambda m: render_model(m, ob.formula))
+        note = ""
         try:
-            text = ob.explain(model) if ob.explain else render_model(model)
+            model = canonical_model(s, printer)
+        except (z3.Z3Exception, ValueError, TypeError) as exc:  # never let shrinking hide the refutation
+            s.check()
+            model, note = ModelView(s.model()), f" (not canonicalised: {exc})"
+        try:
+            text = printer(model) + note
         except Exception as exc:  # a counterexample printer must never hide the refutation itself
-            text = f"{render_model(model)} (explanation failed: {type(exc).__name__}: {exc})"
+            text = f"{render_model(model, ob.formula)} (explanation failed: {type(exc).__name__}: {exc})"
         return Outcome(ob.name, Status.REFUTED, dt, text, spent)
     return Outcome(ob.name, Status.UNKNOWN, dt, s.reason_unknown(), spent)
+
+
+def satisfiable(terms: Sequence[z3.BoolRef], ctx: z3.Context) -> Status:
+    """PROVED if ``terms`` have a model (the hypotheses are not contradictory), VACUOUS if they
+    have none, UNKNOWN if Z3 cannot tell -- which is never taken for a model."""
+    if not terms:
+        return Status.PROVED
+    s = solver(ctx)
+    s.add(*(t.translate(ctx) for t in terms))
+    r = s.check()
+    if r == z3.sat:
+        return Status.PROVED
+    return Status.VACUOUS if r == z3.unsat else Status.UNKNOWN
 
 
 def _rlimit_count(s: z3.Solver) -> int:
@@ -198,31 +402,92 @@ def _rlimit_count(s: z3.Solver) -> int:
         return 0
 
 
-def render_model(model: z3.ModelRef, limit: int = 12) -> str:
-    """The constants of a model, smallest names first (Alive2 lists every input)."""
-    items = []
-    for d in sorted(model.decls(), key=lambda d: (len(d.name()), d.name())):
-        if d.arity() == 0:
-            items.append(f"{d.name()} = {model[d]}")
+def render_model(model: z3.ModelRef, formula: z3.ExprRef | None = None, limit: int = 12) -> str:
+    """The scalar constants of ``formula`` (of the model if none is given), smallest names first
+    (Alive2 lists every input); arrays and functions are left out (their tables are Z3's choice)."""
+    if formula is not None:
+        consts = sorted(_constants(formula), key=lambda c: (len(str(c)), str(c)))
+        items = [f"{c} = {model.eval(c, model_completion=True)}" for c in consts]
+    else:
+        items = [f"{d.name()} = {model[d]}" for d in sorted(model.decls(), key=lambda d: (len(d.name()), d.name()))
+                 if d.arity() == 0]
     more = f", ... ({len(items) - limit} more)" if len(items) > limit else ""
     return ", ".join(items[:limit]) + more
 
 
+def _constants(term: z3.ExprRef) -> list[z3.ExprRef]:
+    """The free scalar constants of a term (no arrays, no datatype constructors)."""
+    out: list[z3.ExprRef] = []
+    seen: set[int] = set()
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_quantifier(t):
+            stack.append(t.body())
+        elif z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            if not isinstance(t.sort(), z3.ArraySortRef):
+                out.append(t)
+        elif z3.is_app(t):
+            stack.extend(t.children())
+    return out
+
+
+@dataclass
+class _Vacuity:
+    """The contexts of one lemma's proved obligations, checked for satisfiability at the end.
+
+    Only the maximal ones are given to Z3: a subset of a satisfiable set of hypotheses is
+    satisfiable, and an unsatisfiable maximal context makes its own obligation vacuous.  Most
+    obligations of an instance share their context, or extend the well-definedness one."""
+
+    ctx: z3.Context
+    #: (ids, terms kept alive so their ids stay theirs, the first obligation with this context)
+    contexts: list[tuple[frozenset[int], tuple[z3.BoolRef, ...], str]] = field(default_factory=list)
+    _seen: set[frozenset[int]] = field(default_factory=set)
+
+    def add(self, ob: Obligation) -> None:
+        context = ob.context()
+        ids = frozenset(h.get_id() for h in context)
+        if ids not in self._seen:
+            self._seen.add(ids)
+            self.contexts.append((ids, context, ob.name))
+
+    def verdict(self) -> tuple[Status, str]:
+        """PROVED if every context has a model; else VACUOUS or UNKNOWN and the obligation."""
+        for ids, context, name in self.contexts:
+            if any(ids < other for other, _, _ in self.contexts):
+                continue
+            status = satisfiable(context, self.ctx)
+            if status is not Status.PROVED:
+                return status, name
+        return Status.PROVED, ""
+
+
 def check_lemma(lemma: Lemma, stop_at_first: bool = False) -> LemmaResult:
-    """Build and discharge a Z3 lemma (rules are concluded by :func:`conclude`)."""
+    """Build and discharge a Z3 lemma (rules are concluded by :meth:`Book.conclude`)."""
     assert lemma.build is not None, f"{lemma.name} has no obligations of its own"
     t0 = time.perf_counter()
-    count = 0
+    count, spent = 0, 0
     worst: Outcome | None = None
+    ranks: set[int | None] = set()
+    cases: set[str | None] = set()
     expect_sat = lemma.expect is Expect.REFUTED
     obligations: Iterator[Obligation] = iter(())
     try:
         obligations = iter(lemma.build())
         ctx = z3.Context()
+        vacuity = _Vacuity(ctx)
         for ob in obligations:
             count += 1
+            ranks.add(ob.rank)
+            cases.add(ob.case)
             out = discharge(ob, ctx)
+            spent += out.rlimit
             if out.status is Status.PROVED:
+                vacuity.add(ob)  # its vacuity is decided after the loop, on the maximal contexts
                 continue
             if out.status is Status.REFUTED:
                 worst = out
@@ -235,7 +500,7 @@ def check_lemma(lemma: Lemma, stop_at_first: bool = False) -> LemmaResult:
             z3.Z3Exception) as exc:
         msg = f"the semantics is stuck: {type(exc).__name__}: {exc}"
         return LemmaResult(lemma.name, Status.REFUTED, time.perf_counter() - t0, count, lemma.expect,
-                           f"obligation {count + 1} (while building)", msg, stuck=True)
+                           f"obligation {count + 1} (while building)", msg, stuck=True, rlimit=spent)
     finally:
         # A builder may hold a patched semantics open while it yields (an
         # expected refutation); closing it restores the code before we return.
@@ -244,19 +509,40 @@ def check_lemma(lemma: Lemma, stop_at_first: bool = False) -> LemmaResult:
             close()
     dt = time.perf_counter() - t0
     if count == 0:
-        return LemmaResult(lemma.name, Status.UNKNOWN, dt, 0, lemma.expect, None, None,
-                           "no obligation: the statement is vacuous")
+        return LemmaResult(lemma.name, Status.INCOMPLETE, dt, 0, lemma.expect, None, None,
+                           "no obligation: nothing was checked", rlimit=spent)
     if worst is None:
+        verdict, which = vacuity.verdict()
+        if verdict is not Status.PROVED:
+            why = ("vacuous: its hypotheses are contradictory, so the proof says nothing"
+                   if verdict is Status.VACUOUS else "Z3 could not show its hypotheses satisfiable")
+            return LemmaResult(lemma.name, verdict, time.perf_counter() - t0, count, lemma.expect, which, why,
+                               rlimit=spent)
+        gap = coverage(lemma, ranks, cases)
+        if gap:
+            return LemmaResult(lemma.name, Status.INCOMPLETE, dt, count, lemma.expect, gap, None, rlimit=spent)
         status = Status.PROVED
-    elif worst.status is Status.REFUTED:
-        status = Status.REFUTED
     else:
-        status = Status.UNKNOWN
+        status = worst.status
     if expect_sat and status is Status.PROVED:
         return LemmaResult(lemma.name, status, dt, count, lemma.expect, None, None,
-                           "expected a refutation, but every obligation was unsat")
+                           "expected a refutation, but every obligation was unsat", rlimit=spent)
     return LemmaResult(lemma.name, status, dt, count, lemma.expect,
-                       worst.name if worst else None, worst.counterexample if worst else None)
+                       worst.name if worst else None, worst.counterexample if worst else None, rlimit=spent)
+
+
+def coverage(lemma: Lemma, ranks: set[int | None], cases: set[str | None]) -> str:
+    """What a proved lemma's obligations fail to cover of its statement ('' if nothing)."""
+    gaps = []
+    if lemma.ranks:
+        missing = [r for r in range(lemma.min_rank, RANK_BOUND + 1) if r not in ranks]
+        if missing:
+            gaps.append(f"no obligation at rank(s) {', '.join(map(str, missing))} "
+                        f"(the statement is for every rank {lemma.min_rank}..{RANK_BOUND})")
+    unbuilt = [c for c in lemma.cases if c not in cases]
+    if unbuilt:
+        gaps.append(f"claims case(s) {', '.join(unbuilt)} but has no obligation built from them")
+    return "; ".join(gaps)
 
 
 # --------------------------------------------------------------------------
@@ -270,15 +556,57 @@ def sum_induction(name: str, n: z3.ArithRef, lo: z3.ArithRef, premise: Formula, 
                   requires: Sequence[z3.BoolRef] = (), uses: Sequence[z3.BoolRef] = ()) -> list[Obligation]:
     """``∀n >= lo. premise(n) -> conclusion(n)`` by induction on ``n`` (Z3-NOTES.md, "Sums").
 
-    ``requires`` constrains the lemma's other free constants; ``uses`` are
-    instances of already accepted lemmas (the lemma lists them in ``premises``).
+    ``requires`` constrains the lemma's other free constants (the context);
+    ``uses`` are instances of already accepted lemmas (the lemma lists them in
+    ``premises``).  The premise and the induction hypothesis are antecedents of
+    the claims, so they are part of the goals, not of the context.
     """
-    req = list(requires)
-    base = z3.And(*req, *uses, premise(lo), z3.Not(conclusion(lo)))
-    mono = z3.And(*req, *uses, n >= lo, premise(n + 1), z3.Not(premise(n)))
-    step = z3.And(*req, *uses, n >= lo, premise(n + 1), conclusion(n), z3.Not(conclusion(n + 1)))
-    return [Obligation(f"{name}: base", base), Obligation(f"{name}: premise is monotone", mono),
-            Obligation(f"{name}: step n -> n+1", step)]
+    req = tuple(requires)
+    base = Obligation(f"{name}: base", req, z3.And(premise(lo), z3.Not(conclusion(lo))), uses=tuple(uses))
+    mono = Obligation(f"{name}: premise is monotone", (*req, n >= lo),
+                      z3.And(premise(n + 1), z3.Not(premise(n))), uses=tuple(uses))
+    step = Obligation(f"{name}: step n -> n+1", (*req, n >= lo),
+                      z3.And(premise(n + 1), conclusion(n), z3.Not(conclusion(n + 1))), uses=tuple(uses))
+    return [base, mono, step]
+
+
+# --------------------------------------------------------------------------
+# Rule: a calculation, cut by cut
+# --------------------------------------------------------------------------
+
+
+class Use(Protocol):
+    """One use of an accepted lemma: its premise must be proved, its conclusion is then used."""
+
+    @property
+    def name(self) -> str: ...
+
+    def premise(self) -> z3.BoolRef: ...
+
+    def conclusion(self) -> z3.BoolRef: ...
+
+
+def calculation(label: str, hypotheses: Sequence[z3.BoolRef], start: z3.ExprRef,
+                links: Sequence[tuple[z3.ExprRef, Sequence[Use]]],
+                normal: Callable[[z3.BoolRef], z3.BoolRef] = lambda f: f,
+                **tags: Any) -> tuple[list[Obligation], list[z3.BoolRef]]:
+    """``start = T_1 = ... = T_n``: for each link, the premise of each of its uses is an
+    obligation (under ``hypotheses``), and ``T_{i-1} = T_i`` an obligation whose uses are
+    those conclusions.  Returns the obligations and the links, to be used downstream.
+    ``normal`` is applied to every part (e.g. the alpha-normal form of ``schema.canonical``)."""
+    hyps = tuple(normal(h) for h in hypotheses)
+    out: list[Obligation] = []
+    proved: list[z3.BoolRef] = []
+    prev = start
+    for n, (term, uses) in enumerate(links, start=1):
+        for use in uses:
+            out.append(Obligation(f"{label}: step {n}, premise of {use.name}", hyps,
+                                  normal(z3.Not(use.premise())), **tags))
+        out.append(Obligation(f"{label}: step {n}", hyps, normal(prev != term),
+                              uses=tuple(normal(u.conclusion()) for u in uses), **tags))
+        proved.append(prev == term)
+        prev = term
+    return out, proved
 
 
 # --------------------------------------------------------------------------
@@ -312,22 +640,32 @@ class Book:
         induction), and its own obligations (if any) are proved."""
         if own is None and lemma.rule not in RULES:
             return LemmaResult(lemma.name, Status.UNKNOWN, 0.0, 0, lemma.expect, "not run")
-        missing = [p for p in lemma.premises if p not in self.results or not self.results[p].accepted]
         if own is not None and not own.accepted:
             return own
+        seconds, count = (own.seconds, own.obligations) if own is not None else (0.0, 0)
         note = own.note if own is not None else ""
+        gaps: list[str] = []
+        if lemma.rule in RULES and not lemma.premises:
+            gaps.append(f"{lemma.rule.value} from no premises")
+        if lemma.rule is Rule.STATEMENTS and ST_SEQ not in lemma.premises:
+            gaps.append(f"induction on statements without {ST_SEQ} (nothing composes the steps)")
         if lemma.rule is Rule.STRUCTURAL:
-            covered = {c for p in lemma.premises for c in self.lemmas[p].cases}
+            covered = {c for p in lemma.premises if p in self.lemmas for c in self.lemmas[p].cases}
             uncovered = [c for c in core_cases() if c not in covered]
             if uncovered:
-                missing.append("no step lemma for case(s) " + ", ".join(uncovered))
+                gaps.append("no step lemma for case(s) " + ", ".join(uncovered))
             note = f"{len(core_cases())} cases"
-        status = Status.PROVED if not missing else Status.UNKNOWN
-        failed = None if not missing else "premise not accepted: " + ", ".join(missing)
-        if own is not None and not missing:
+        if gaps:
+            return LemmaResult(lemma.name, Status.INCOMPLETE, seconds, count, lemma.expect, "; ".join(gaps),
+                               None, note)
+        missing = [p for p in lemma.premises if p not in self.results or not self.results[p].accepted]
+        if missing:
+            names = [p if p in self.lemmas else f"{p} (not among the lemmas run)" for p in missing]
+            return LemmaResult(lemma.name, Status.UNKNOWN, seconds, count, lemma.expect,
+                               "premise not accepted: " + ", ".join(names), None, note)
+        if own is not None:
             return own
-        seconds, count = (own.seconds, own.obligations) if own is not None else (0.0, 0)
-        return LemmaResult(lemma.name, status, seconds, count, lemma.expect, failed, None, note)
+        return LemmaResult(lemma.name, Status.PROVED, seconds, count, lemma.expect, None, None, note)
 
 
 RULES = (Rule.STRUCTURAL, Rule.STATEMENTS, Rule.COROLLARY)
@@ -348,3 +686,14 @@ def derived(lemmas: Iterable[Lemma]) -> Iterator[Lemma]:
                 progress = True
         if not progress:
             raise ValueError("cyclic premises among " + ", ".join(lem.name for lem in pending))
+
+
+def decide(lemmas: Sequence[Lemma]) -> dict[str, LemmaResult]:
+    """Every lemma decided in this process: Z3 lemmas by :func:`check_lemma`, then the derived
+    ones by :meth:`Book.conclude` -- what ``make verify`` does, without the worker pool."""
+    book = Book({lem.name: lem for lem in lemmas})
+    own = {lem.name: check_lemma(lem) for lem in lemmas if lem.build is not None}
+    book.results.update(own)
+    for lem in derived(lemmas):
+        book.results[lem.name] = book.conclude(lem, own.get(lem.name))
+    return book.results

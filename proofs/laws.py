@@ -26,7 +26,7 @@ from core_teil.symbolic import val
 from core_teil.syntax import Contr, Diag, Elem, Expa, Expr, Prod, Proj, Red, Transp, Var
 
 from . import sums
-from .kernel import RANK_BOUND, Lemma, Obligation
+from .kernel import RANK_BOUND, Lemma, Obligation, Rule, calculation
 from .padding import M
 from .schema import (
     Instance,
@@ -56,6 +56,10 @@ class Use:
     args: tuple
     n: z3.ArithRef
     binders: tuple = ()
+
+    @property
+    def name(self) -> str:
+        return self.law.name
 
     def _close(self, f: z3.BoolRef) -> z3.BoolRef:
         return z3.ForAll(list(self.binders), f) if self.binders else f
@@ -92,6 +96,8 @@ class Law:
     memory: Callable[[Instance, dict], list[z3.BoolRef]] | None = None
     #: A calculational proof, where the generic instances do not suffice: [[lhs]] = T1 = ... = [[rhs]].
     proof: Callable[[Instance, dict, tuple], list[Calc]] | None = None
+    #: The ranks the schemata cover (the kernel checks min_rank..R); ``None``: not rank-indexed.
+    min_rank: int | None = 0
 
     def obligations(self) -> Iterator[Obligation]:
         for lhs, rhs, holes, extra in self.schemata():
@@ -101,8 +107,9 @@ class Law:
             right = instantiate(rhs, holes, extra)
             label = f"{left.label.split(' with ')[0]} ≅ {right.label if right else rhs}"
             if right is None or len(right.derivation.shape) != len(left.derivation.shape):
-                yield Obligation(f"{label}: both sides typed alike", z3.BoolVal(True),
-                                 lambda m, label=label: f"{label}: the right-hand side is not typed like the left")
+                yield Obligation(f"{label}: both sides typed alike", (), z3.BoolVal(True),
+                                 lambda m, label=label: f"{label}: the right-hand side is not typed like the left",
+                                 **left.tags())
                 continue
             for pad in (None, M) if self.padded else (None,):
                 yield from self._compare(left, right, label + (" (padded)" if pad is not None else ""), pad)
@@ -120,30 +127,34 @@ class Law:
                    if not any(sums.occurs(v, i) for v in sum_vars for i in r.index)]
         extents = [left.shapes.term(d) for d in left.shapes.vars]
         hyps = [*left.hypotheses(), *right.hypotheses(), *iL.ceil_facts, *iR.ceil_facts,
-                *(self.memory(left, semL.store) if self.memory else []),
-                *(sums.facts([*iL.sums, *iR.sums], self.uses, scalars, extents) if self.proof is None else [])]
+                *(self.memory(left, semL.store) if self.memory else [])]
         if pad is not None:
             hyps.append(M >= 1)
-        yield Obligation(f"{label}: same type", z3.And(*hyps, z3.Not(z3.And(*same_type))))
+        uses = sums.facts([*iL.sums, *iR.sums], self.uses, scalars, extents) if self.proof is None else []
+        tags = {"rank": max(left.rank, right.rank), "case": None}  # a law is no induction step
+        memo: dict = {}  # one alpha-normal form for all parts: they share most subterms
+
+        def normal(t: z3.BoolRef) -> z3.BoolRef:
+            return canonical(t, memo)
+
+        hyps = [normal(h) for h in hyps]  # one context for every obligation (one vacuity check)
+        yield Obligation(f"{label}: same type", hyps, z3.Not(z3.And(*same_type)), **tags)
         links: list[z3.BoolRef] = []
         if self.proof is not None:
-            prev = vL
-            for n, calc in enumerate(self.proof(left, semL.store, k), start=1):
-                term = vR if calc.term is None else calc.term
-                for use in calc.uses:
-                    yield Obligation(f"{label}: step {n}, premise of {use.law.name}",
-                                     canonical(z3.And(*hyps, within(k, bounds), z3.Not(use.premise()))))
-                yield Obligation(f"{label}: step {n}", canonical(z3.And(
-                    *hyps, within(k, bounds), *[u.conclusion() for u in calc.uses], prev != term)))
-                links.append(prev == term)
-                prev = term
-        yield Obligation(f"{label}: same value", canonical(z3.And(*hyps, *links, within(k, bounds), vL != vR)),
+            # The cut rule of the kernel: each use's premise proved, its conclusion used by its link.
+            calc = [(vR if c.term is None else c.term, c.uses) for c in self.proof(left, semL.store, k)]
+            steps, links = calculation(label, [*hyps, within(k, bounds)], vL, calc, normal, **tags)
+            yield from steps
+        yield Obligation(f"{label}: same value", hyps,
+                         normal(z3.And(within(k, bounds), vL != vR)),
                          lambda m: f"{label}: " + show(m, [*params_of(left), ("k", k), ("lhs", vL), ("rhs", vR)]),
-                         prefer=tuple(v <= 2 for v in left.shapes.vars.values()))
+                         prefer=tuple(v <= 2 for v in left.shapes.vars.values()),
+                         uses=tuple(normal(u) for u in (*uses, *links)), **tags)
 
     def lemma(self) -> Lemma:
-        return Lemma(self.name, self.ref, self.statement, self.obligations, premises=self.uses, ranks=True,
-                     cost=1.0)
+        return Lemma(self.name, self.ref, self.statement, self.obligations,
+                     Rule.CALCULATION if self.proof is not None else Rule.Z3, premises=self.uses,
+                     ranks=self.min_rank is not None, cost=1.0, min_rank=self.min_rank or 0)
 
 
 def _h(**ranks_: int) -> dict[str, tuple]:
@@ -258,28 +269,31 @@ def lift_red() -> Iterator[LawSchema]:
 
 
 LAWS: tuple[Law, ...] = (
-    Law("Law (3) proj∘expa", "paper equation (3)", "proj m (expa d e) ≅ e   (m <= d)", proj_expa, padded=True),
-    Law("Law (4) diag∘transp", "paper equation (4)", "diag (transp 1 e) ≅ diag e", diag_transp, padded=True),
+    Law("Law (3) proj∘expa", "paper equation (3)", "proj m (expa d e) ≅ e   (m <= d)", proj_expa, padded=True,
+        min_rank=1),
+    Law("Law (4) diag∘transp", "paper equation (4)", "diag (transp 1 e) ≅ diag e", diag_transp, padded=True,
+        min_rank=2),
     Law("Law (5) red∘expa", "paper equation (5)", "red (expa d e) ≅ d · e   (d · e as mul S e, μ(S) = d)",
-        red_expa, uses=("Sum-Constant",), memory=_scalar_is_d),
+        red_expa, uses=("Sum-Constant",), memory=_scalar_is_d, min_rank=1),
     Law("Law (5) red∘expa (padded)", "paper equation (5) under padding (guarded expa)",
         "red (expa d e) ≅ d · e on the whole padded domain, all M", red_expa,
-        uses=("Sum-Constant", "Sum-Zero-Extension", "Sum-Congruence"), padded=True, memory=_scalar_is_d),
-    Law("Law (6) contr = red∘diag", "paper equation (6)", "contr e ≅ red (diag e)", contr_red_diag),
+        uses=("Sum-Constant", "Sum-Zero-Extension", "Sum-Congruence"), padded=True, memory=_scalar_is_d, min_rank=1),
+    Law("Law (6) contr = red∘diag", "paper equation (6)", "contr e ≅ red (diag e)", contr_red_diag, min_rank=2),
     Law("Law transp involution", "evaluator: index maps", "transp i (transp i e) ≅ e", transp_involution,
-        padded=True),
+        padded=True, min_rank=2),
     Law("Law red over add", "evaluator: sum of products", "red (add a b) ≅ add (red a) (red b)", red_add,
-        uses=("Sum-Linearity",)),
+        uses=("Sum-Linearity",), min_rank=1),
     Law("Law red over prod", "evaluator: factor out of a sum",
         "red (prod a b) ≅ mul a (red b) (a : []), mul (red a) b (a : [n]), prod (red a) b (rank a >= 2)",
-        red_prod, uses=("Sum-Scalar-Left", "Sum-Scalar-Right")),
+        red_prod, uses=("Sum-Scalar-Left", "Sum-Scalar-Right"), min_rank=1),
     Law("Law red∘red commute", "evaluator: order of summation", "red (red e) ≅ red (red (transp 1 e))",
-        red_red, uses=("Sum-Fubini",)),
+        red_red, uses=("Sum-Fubini",), min_rank=2),
     Law("Law lift nested red", "paper section 5 (lifting nested contractions)",
-        "prod a (red b) ≅ red (transp 1 (prod a b))   (a : [n])", lift_red, uses=("Sum-Scalar-Left",)),
+        "prod a (red b) ≅ red (transp 1 (prod a b))   (a : [n])", lift_red, uses=("Sum-Scalar-Left",),
+        min_rank=2),
     Law("Law reassociation", "paper section 5: nested contractions reassociated",
         "(A·B)·C ≅ A·(B·C) with A·B = contr (transp 2 (transp 1 (prod A B)))", reassociate,
-        uses=("Sum-Fubini", "Sum-Scalar-Left", "Sum-Scalar-Right"), proof=_reassociation_proof),
+        uses=("Sum-Fubini", "Sum-Scalar-Left", "Sum-Scalar-Right"), proof=_reassociation_proof, min_rank=None),
 )
 
 

@@ -1,16 +1,32 @@
-"""One-line wrong variants of the typing rules and the semantics (``make verify`` kills each).
+"""One-line wrong variants of the checker, each of which some check of ``make verify`` must catch.
 
-Each :class:`Mutant` replaces one entry -- ``core_teil.eval.EQUATIONS[...]``,
-``core_teil.typing._RULES[...]``, ``eval.st_stmt``, ``eval.eval_prog``,
-``typing.ok_stmt`` or ``symbolic.arith`` -- with a copy of the original in
-which one line is wrong (``line`` shows it).  :func:`applied` swaps it in
-and always restores the original.  A checker that cannot fail is worthless:
-every mutant must be refuted by at least one lemma of its ``targets``.
+A :class:`Mutant` is a set of patches that :func:`applied` swaps in and always
+restores.  A patch is either
+
+* an entry replaced by a copy of the original in which one line is wrong --
+  ``core_teil.eval.EQUATIONS[...]``, ``core_teil.typing._RULES[...]``,
+  ``eval.st_stmt``, ``eval.eval_prog``, ``typing.ok_stmt``, ``symbolic.arith``,
+  ``symbolic.REAL_OPS[...]`` (``line`` shows the wrong line); or
+* an :class:`Edit`: one line of a function's *source* replaced, compiled, and
+  swapped in as the function's code object.  Every reference to the function
+  sees it (imported names, a lemma's builder, bound methods), so the proof
+  kernel's rules, the padding invariant, the obligation generator of
+  ``core-teil prove``, the shape solver and the lowering can be mutated exactly
+  as they are written.  The edit must match exactly one place, so a mutant
+  that no longer applies is an error, never a silent survivor or kill.
+
+A checker that cannot fail is worthless: every mutant must be caught by at
+least one of its ``targets`` -- a lemma that is then refuted, vacuous or
+incomplete, or (``wrong: ...``, for mutants of the kernel's rules) a wrong
+proof of :mod:`proofs.wrong` that the mutated kernel accepts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import inspect
+import textwrap
+import types
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -18,11 +34,15 @@ from typing import Any
 import z3
 
 from core_teil import eval as ev
+from core_teil import obligations as obl
+from core_teil import shapes, simulation
 from core_teil import symbolic as sym
 from core_teil import typing as ty
 from core_teil.eval import Sem, denote
-from core_teil.syntax import Contr, Diag, Elem, Expa, Prod, Proj, Red, Stmt, Transp
-from core_teil.typing import Checker, Derivation, StmtDerivation, swap
+from core_teil.syntax import Contr, Diag, Elem, Expa, Prod, Proj, Red, RedAt, Stmt, Transp
+from core_teil.typing import Checker, Derivation, StmtDerivation, insert, swap
+
+from . import kernel, padding
 
 # --------------------------------------------------------------------------
 # Wrong equations (eval.py)
@@ -176,12 +196,59 @@ def ok_stmt_no_extents(c: Checker, s: Stmt) -> StmtDerivation:
 
 
 @dataclass(frozen=True)
+class Edit:
+    """``old`` replaced by ``new`` in the source of ``function`` (exactly one occurrence)."""
+
+    function: Callable[..., Any]
+    old: str
+    new: str
+
+    def code(self) -> types.CodeType:
+        fn = self.function
+        src = textwrap.dedent(inspect.getsource(fn))
+        if src.lstrip().startswith("@"):
+            raise ValueError(f"mutant of {fn.__qualname__}: decorated functions are not edited")
+        if src.count(self.old) != 1:
+            raise ValueError(f"mutant of {fn.__qualname__}: {self.old!r} occurs {src.count(self.old)} times")
+        # The source on disk must be the code that runs (a file edited since the import would
+        # make the "one-line change" a change of something else).  Recompiled, it must use the
+        # same names and locals (the bytecode itself differs between a function compiled alone
+        # and within its module, so it cannot be compared).
+        again = self._compile(fn, src)
+        if (again.co_names, again.co_varnames) != (fn.__code__.co_names, fn.__code__.co_varnames):
+            raise ValueError(f"mutant of {fn.__qualname__}: its source file changed since it was imported")
+        return self._compile(fn, src.replace(self.old, self.new))
+
+    @staticmethod
+    def _compile(fn: Callable[..., Any], src: str) -> types.CodeType:
+        # Compiled inside a factory whose parameters are the original's free variables, so the
+        # new code has the same ones (a method calling super() closes over __class__) and can
+        # be swapped into the function object, whose closure cells it then uses.
+        free = fn.__code__.co_freevars
+        factory = (f"def __mutant__({', '.join(free)}):\n" + textwrap.indent(src, "    ")
+                   + f"\n    return {fn.__name__}\n")
+        scope: dict[str, Any] = {}
+        exec(compile(factory, f"<mutant of {fn.__qualname__}>", "exec"), fn.__globals__, scope)
+        made = scope["__mutant__"](*([None] * len(free)))
+        return made.__code__
+
+
+Patch = tuple[Any, Any, Any] | Edit
+
+
+@dataclass(frozen=True)
 class Mutant:
     name: str
     line: str
     where: str
-    patches: tuple[tuple[Any, Any, Any], ...]
+    patches: tuple[Patch, ...]
     targets: tuple[str, ...]
+    #: Which survivor of issue 14 this is (docs/lemmas.md, "Mutants"); '' for the original catalogue.
+    issue: str = ""
+
+
+def _edit(fn: Callable[..., Any], old: str, new: str) -> tuple[Patch, ...]:
+    return (Edit(fn, old, new),)
 
 
 def _eq(ctor: type, fn: Any) -> tuple[tuple[Any, Any, Any], ...]:
@@ -235,9 +302,130 @@ CATALOGUE: tuple[Mutant, ...] = (
            _rule(Red, t_red_drops_last), ("WD-Red", "Lemma 4.1 case T-Red")),
     Mutant("ok-stmt-no-extents", "side = ()  # Γ(x) vs type(e) extents not compared", "typing.ok_stmt",
            ((ty, "ok_stmt", ok_stmt_no_extents),), ("OK-Stmt",)),
+    # -- issue 14: the survivors of the mutants written from outside, each now caught where it should be
+    Mutant("sum-step-assumes-conclusion", "z3.And(premise(n + 1), conclusion(n + 1), z3.Not(conclusion(n + 1)))",
+           "kernel.sum_induction",
+           _edit(kernel.sum_induction, "z3.And(premise(n + 1), conclusion(n), z3.Not(conclusion(n + 1)))",
+                 "z3.And(premise(n + 1), conclusion(n + 1), z3.Not(conclusion(n + 1)))"),
+           ("wrong: sum induction: a step that fails",), "the sum-induction rule accepts a step that assumes "
+           "its own conclusion"),
+    Mutant("sum-no-monotonicity", "return [base, step]", "kernel.sum_induction",
+           _edit(kernel.sum_induction, "return [base, mono, step]", "return [base, step]"),
+           ("wrong: sum induction: a premise that is not monotone",), "sum induction does not check "
+           "monotonicity of its premise"),
+    Mutant("unknown-as-proved", "if out.status is not Status.REFUTED:", "kernel.check_lemma",
+           _edit(kernel.check_lemma, "if out.status is Status.PROVED:", "if out.status is not Status.REFUTED:"),
+           ("wrong: Z3: an obligation Z3 cannot decide", "wrong: corollary: a premise Z3 cannot decide"),
+           "the proof kernel counts unknown as proved"),
+    Mutant("calc-premises-unchecked", "for use in ():  # no premise obligations", "kernel.calculation",
+           _edit(kernel.calculation, "        for use in uses:\n", "        for use in ():\n"),
+           ("wrong: calculation: a use whose premise is false",), "calculational proofs never check the "
+           "premises of the sum laws they use"),
+    Mutant("thm3-base-rank-0", "for r in ranks(0, 0):", "padding.thm3_base_obligations",
+           _edit(padding.thm3_base_obligations, "for r in ranks():", "for r in ranks(0, 0):"),
+           ("Theorem 3*",), "Theorem 3's base case checked at rank 0 only"),
+    Mutant("thm3-step-contradictory", "*[n > C for n, C in zip(t, T, strict=True)],",
+           "padding.thm3_step_obligations",
+           _edit(padding.thm3_step_obligations, "*[n <= C for n, C in zip(t, T, strict=True)],",
+                 "*[n > C for n, C in zip(t, T, strict=True)],"),
+           ("Theorem 3 (step)",), "Theorem 3's step with contradictory hypotheses"),
+    Mutant("inv-hypothesis-b-zero", "ForAll(q, Implies(in_padding(q, t, T), P(q) == ZERO))  # (b) assumed as 0",
+           "padding.hole_invariant",
+           _edit(padding.hole_invariant, "hyps = [z3.ForAll(q, a), z3.ForAll(q, b)]",
+                 "hyps = [z3.ForAll(q, a), z3.ForAll(q, z3.Implies(in_padding(q, t, T), select(P, q) == ZERO))]"),
+           ("Inv closes",), "the padding invariant's hypothesis (b) strengthened to 0 in the padding"),
+    Mutant("sim-initial-domain-only", "cond = z3.And(in_bounds(p, t), ...)  # not ⌈t⌉",
+           "simulation.initial_obligation",
+           _edit(simulation.initial_obligation, "cond = z3.And(in_bounds(p, tp), ", "cond = z3.And(in_bounds(p, t), "),
+           ("prove: initial store padded with 1",), "the initial padded store checked only inside the "
+           "original domain"),
+    Mutant("sim-hypothesis-outside-store", "out.append(holds)  # R assumed outside ⌈t⌉ too",
+           "simulation.store_instances",
+           _edit(simulation.store_instances, "out.append(z3.Implies(in_bounds(r.index, tp), holds))",
+                 "out.append(holds)"),
+           ("prove: padded red past ⌈n⌉",), "the simulation hypothesis asserted outside the padded store"),
+    Mutant("padsum-conclusion-strengthened", "return s2 == s1  # also where ¬D", "simulation.padsum_conclusion",
+           _edit(simulation.padsum_conclusion,
+                 "return z3.If(d, s2 == s1, z3.Or(s2 == ZERO, z3.And(s2 == UNDEF, s1 == UNDEF)))",
+                 "return s2 == s1"),
+           ("PadSum",), "a PadSum stage's conclusion strengthened before it is the next stage's hypothesis"),
+    Mutant("padded-extents-no-multiples", "self.hyps += [M·(q - 1) < v, v < M·q]",
+           "obligations.PaddedExtents",
+           _edit(obl.PaddedExtents.__post_init__, "v <= self.pad * q]", "v < self.pad * q]"),
+           ("Padded extents (Definition 7)",), "padded extents that exclude n divisible by M"),
+    Mutant("stuck-statement-no-obligations", "return []  # a stuck statement", "obligations.statement_obligations",
+           _edit(obl.statement_obligations,
+                 'return [undecided(READS, typed, no, stmt, f"the semantics is stuck: {type(err).__name__}: {err}")]',
+                 "return []"),
+           ("prove: stuck semantics",), "a stuck statement that yields no obligations at all"),
+    Mutant("lowering-congruence-no-bounds", "z3.And(z3.Implies(m in [1, n], h = h'))  # n = n' dropped",
+           "obligations.congruence_instance",
+           _edit(obl.congruence_instance, "z3.And(s.bound == t.bound, z3.Implies(", "z3.And(z3.Implies("),
+           ("prove: red i with a wrong bound",), "the lowering check's congruence instance ignoring the "
+           "sums' bounds"),
+    Mutant("assume-lt-as-le", '"<": lhs <= rhs', "shapes.ShapeSolver.cond",
+           _edit(shapes.ShapeSolver.cond, '"<": lhs < rhs', '"<": lhs <= rhs'),
+           ("Assume translation",), "`assume a < b` read as `a <= b`"),
+    Mutant("z3-sub-as-add", "REAL_OPS['sub'] = lambda x, y: x + y", "symbolic.REAL_OPS",
+           ((sym.REAL_OPS, "sub", lambda x, y: x + y),), ("Definition 4 (Z3 = numpy)",),
+           "Z3's real subtraction interpreted as addition"),
+    # -- more wrong rules of the kernel, each accepting some wrong proof of proofs/wrong.py
+    Mutant("sum-no-base", "return [mono, step]", "kernel.sum_induction",
+           _edit(kernel.sum_induction, "return [base, mono, step]", "return [mono, step]"),
+           ("wrong: sum induction: a base that fails",)),
+    Mutant("vacuity-unchecked", "verdict, which = Status.PROVED, ''", "kernel.check_lemma",
+           _edit(kernel.check_lemma, "verdict, which = vacuity.verdict()", "verdict, which = Status.PROVED, ''"),
+           ("wrong: Z3: contradictory hypotheses",)),
+    Mutant("vacuity-without-uses", "return self.hypotheses  # SUM instances never checked", "kernel.Obligation",
+           _edit(kernel.Obligation.context, "if self.uses and mentions(self.hypotheses, SUM_SYMBOL):", "if False:"),
+           ("wrong: Z3: contradictory hypotheses hidden by SUM instances",)),
+    Mutant("no-obligations-accepted", "if False:  # count == 0", "kernel.check_lemma",
+           _edit(kernel.check_lemma, "if count == 0:", "if False:"), ("wrong: Z3: no obligation at all",)),
+    Mutant("coverage-unchecked", "gap = ''", "kernel.check_lemma",
+           _edit(kernel.check_lemma, "gap = coverage(lemma, ranks, cases)", "gap = ''"),
+           ("wrong: Z3: a rank-indexed lemma checked at rank 0 only",)),
+    Mutant("structural-cases-unchecked", "if False:  # uncovered cases", "kernel.Book.conclude",
+           _edit(kernel.Book.conclude, "if uncovered:", "if False:"), ("wrong: structural: a missing case",)),
+    Mutant("rule-from-no-premises", "if False:  # a rule with no premises", "kernel.Book.conclude",
+           _edit(kernel.Book.conclude, "if lemma.rule in RULES and not lemma.premises:", "if False:"),
+           ("wrong: corollary: from no premises",)),
+    Mutant("premises-unchecked", "missing: list[str] = []", "kernel.Book.conclude",
+           _edit(kernel.Book.conclude, "missing = [p for p in lemma.premises if p not in self.results or not "
+                 "self.results[p].accepted]", "missing: list[str] = []"),
+           ("wrong: corollary: a refuted premise", "wrong: premises: instances of a refuted lemma")),
 )
 
 BY_NAME = {m.name: m for m in CATALOGUE}
+
+
+# --------------------------------------------------------------------------
+# Wrong semantics under which `core-teil prove` must not certify a program (proofs.prover)
+# --------------------------------------------------------------------------
+
+
+def ev_red_past_padding(e: Red, k: tuple, sem: Sem) -> Any:
+    n = sem.bound(sem.type(e.arg)[0]) + (1 if sem.pad is not None else 0)
+    return sem.interp.sum(n, lambda m: denote(e.arg, (m, *k), sem), e)
+
+
+def ev_red_at_last_bound(e: RedAt, k: tuple, sem: Sem) -> Any:
+    n = sem.bound(sem.type(e.arg)[-1])
+    return sem.interp.sum(n, lambda m: denote(e.arg, insert(k, e.i, m), sem), e)
+
+
+def d_pad_var_one(memory: Any, p: tuple, t: tuple) -> z3.ExprRef:
+    return z3.If(sym.in_bounds(p, t), sym.select(memory, p), sym.val(1))
+
+
+VARIANTS: dict[str, Mutant] = {
+    "red-past-padding": Mutant("red-past-padding", "n = sem.bound(...) + 1  # under padding",
+                               "EQUATIONS[Red]", _eq(Red, ev_red_past_padding), ()),
+    "red-at-last-bound": Mutant("red-at-last-bound", "n = sem.bound(sem.type(e.arg)[-1])", "EQUATIONS[RedAt]",
+                                _eq(RedAt, ev_red_at_last_bound), ()),
+    "d-pad-var-one": Mutant("d-pad-var-one", "z3.If(in_bounds(p, t), select(memory, p), val(1))",
+                            "simulation.d_pad_var", ((simulation, "d_pad_var", d_pad_var_one),), ()),
+    "t-transp-to-rank": BY_NAME["t-transp-to-rank"],
+}
 
 
 @contextmanager
@@ -245,7 +433,13 @@ def applied(mutant: Mutant | None) -> Iterator[None]:
     """Swap the mutant's entries in; always put the originals back."""
     saved: list[tuple[Any, Any, Any]] = []
     try:
-        for obj, key, new in mutant.patches if mutant else ():
+        for patch in mutant.patches if mutant else ():
+            if isinstance(patch, Edit):
+                code = patch.code()  # compiled before anything is changed
+                saved.append((patch.function, "__code__", patch.function.__code__))
+                patch.function.__code__ = code
+                continue
+            obj, key, new = patch
             if isinstance(obj, dict):
                 saved.append((obj, key, obj[key]))
                 obj[key] = new

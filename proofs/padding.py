@@ -33,13 +33,12 @@ import z3
 
 from core_teil import eval as ev
 from core_teil.errors import TeilError
-from core_teil.symbolic import Z3Interpretation, initial_memory, val
+from core_teil.symbolic import Z3Interpretation, initial_memory, memory_sort, val
 from core_teil.syntax import Alloc, Expa, Expr, Prod, Program, Red, Stmt
 
 from . import sums
 from .kernel import Expect, Lemma, Obligation, Rule
-from .mutants import BY_NAME, applied
-from .safety import STEPS, X, Y, domain, schemata, st_stmt_obligations, stmt_schemata, wd_obligations
+from .safety import MIN_RANK, STEPS, X, Y, domain, schemata, st_stmt_obligations, stmt_schemata, wd_obligations
 from .schema import (
     CEIL,
     IS_UNDEF,
@@ -79,34 +78,70 @@ def zero_or_undef(v: z3.ExprRef) -> z3.BoolRef:
     return z3.Or(v == ZERO, IS_UNDEF(v))
 
 
-def invariant(inst: Instance, muP: dict, muU: dict, probes: Sequence[Any]) -> list[z3.BoolRef]:
-    """The induction hypothesis Inv for every hole (= allocation) of the instance.
+def inv_at(k: Sequence[z3.ArithRef], c: Sequence[z3.ArithRef], t: Sequence[z3.ArithRef],
+           T: Sequence[z3.ArithRef], P: z3.ExprRef, U: z3.ExprRef, U_rho: z3.ExprRef) -> tuple[z3.BoolRef, ...]:
+    """Inv(P, U) at one index ``k``, as its three claims; ``P``, ``U`` are the values at ``k`` and
+    ``U_rho`` the unpadded value at ``ρ(k, c)`` (the element of Ω(k) that ``c`` picks).
 
-    (a) and (b) are quantified over the index; (c) is quantified over the
-    index and instantiated at every index where the unpadded semantics reads
-    the hole (``probes``: the interpretations' reads), with the summation
-    variables in those indices kept in their ranges (kernel, hole rule)."""
+    The one definition of the invariant: the step lemmas conclude these claims for an
+    expression, :func:`invariant` assumes their closure for a hole, and ``Inv closes``
+    proves that what is assumed follows from what is concluded."""
+    a = z3.Implies(within(k, t), P == U)
+    b = z3.Implies(in_padding(k, t, T), zero_or_undef(P))
+    c_ = z3.Implies(z3.And(in_padding(k, t, T), IS_UNDEF(P), within(c, t)), IS_UNDEF(U_rho))
+    return a, b, c_
+
+
+#: What each claim of Inv is called in obligations.
+INV_PARTS = ("Inv (a): padded = unpadded on the domain (Lemma 6)", "Inv (b): the padding holds 0 or • (Lemma 5 (ii)*)",
+             "Inv (c): • in the padding ⟹ • on Ω(k)")
+
+Probe = tuple[str, tuple[z3.ArithRef, ...], tuple[z3.BoolRef, ...]]
+
+
+def probes_of(*interps: Any) -> list[Probe]:
+    """The reads the interpretations made: (allocation, index, path)."""
+    return [(rd.name, tuple(rd.index), tuple(rd.path)) for i in interps for rd in i.reads]
+
+
+def hole_invariant(x: str, t: Sequence[z3.ArithRef], T: Sequence[z3.ArithRef], P: z3.ExprRef, U: z3.ExprRef,
+                   probes: Sequence[Probe]) -> list[z3.BoolRef]:
+    """The induction hypothesis for hole ``x``: Inv (a) and (b) for every index, (c) for every
+    index with ``c`` instantiated at every index where the unpadded semantics reads ``x``
+    (``probes``), the summation variables in those indices kept in their ranges (kernel, hole rule)."""
+    if not t:
+        return [inv_at((), (), t, T, P, U, U)[0]]
+    q = index(f"q{x}!", len(t))
+    a, b, _ = inv_at(q, q, t, T, select(P, q), select(U, q), select(U, q))
+    hyps = [z3.ForAll(q, a), z3.ForAll(q, b)]
+    for name, at, path in probes:
+        if name != x or len(at) != len(t):
+            continue
+        hyps += list(path)
+        _, _, c_ = inv_at(q, at, t, T, select(P, q), select(U, q), select(U, rho(q, t, at)))
+        hyps.append(z3.ForAll(q, c_))
+    return hyps
+
+
+def invariant(inst: Instance, muP: dict, muU: dict, probes: Sequence[Probe]) -> list[z3.BoolRef]:
+    """The induction hypothesis Inv for every hole (= allocation) of the instance, and ``x <= ⌈x⌉``."""
     hyps: list[z3.BoolRef] = []
     for x, shape in inst.holes.items():
         t = inst.dims(shape)
         T = tuple(CEIL(M, n) for n in t)
         hyps += [n <= c for n, c in zip(t, T, strict=True)]
-        P, U = muP[x], muU[x]
-        if not t:
-            hyps.append(P == U)
-            continue
-        q = index(f"q{x}!", len(t))
-        hyps.append(z3.ForAll(q, z3.Implies(within(q, t), select(P, q) == select(U, q))))
-        pad = in_padding(q, t, T)
-        hyps.append(z3.ForAll(q, z3.Implies(pad, zero_or_undef(select(P, q)))))
-        for interp in probes:
-            for rd in interp.reads:
-                if rd.name != x:
-                    continue
-                hyps += list(rd.path)
-                hyps.append(z3.Implies(within(rd.index, t), z3.ForAll(q, z3.Implies(
-                    z3.And(pad, IS_UNDEF(select(P, q))), IS_UNDEF(select(U, rho(q, t, rd.index)))))))
+        hyps += hole_invariant(x, t, T, muP[x], muU[x], probes)
     return hyps
+
+
+def inv_obligations(label: str, hyps: Sequence[z3.BoolRef], uses: Sequence[z3.BoolRef],
+                    k: Sequence[z3.ArithRef], c: Sequence[z3.ArithRef], t: Sequence[z3.ArithRef],
+                    T: Sequence[z3.ArithRef], P: z3.ExprRef, U: z3.ExprRef, U_rho: z3.ExprRef,
+                    explain: Any = None, prefer: tuple = (), **tags: Any) -> Iterator[Obligation]:
+    """Inv's three claims at a free ``k`` (and ``c``), one obligation each."""
+    for part, claim in zip(INV_PARTS, inv_at(k, c, t, T, P, U, U_rho), strict=True):
+        yield Obligation(f"{label}: {part}", hyps, z3.Not(claim),
+                         (lambda m, part=part: explain(m, part)) if explain else None, prefer, tuple(uses), **tags)
 
 
 def pad_obligations(inst: Instance) -> Iterator[Obligation]:
@@ -121,24 +156,16 @@ def pad_obligations(inst: Instance) -> Iterator[Obligation]:
     vU = ev.denote(inst.expr, k, semU)
     vU2 = ev.denote(inst.expr, rho(k, t, c), semU)
     hyps = [*inst.hypotheses(), M >= 1, *ip.ceil_facts, *iu.ceil_facts,
-            *invariant(inst, semP.store, semU.store, [iu]),
-            *sums.facts([*ip.sums, *iu.sums], PAD_SUM_LAWS)]
+            *invariant(inst, semP.store, semU.store, probes_of(iu))]
+    uses = sums.facts([*ip.sums, *iu.sums], PAD_SUM_LAWS)
     label = inst.label
 
     def explain(model: z3.ModelRef, what: str) -> str:
-        return f"{label}: {what}; " + show(model, [*params_of(inst), ("M", M), ("k", k), ("padded", vP),
-                                                   ("unpadded", vU)])
+        return f"{label}: {what} fails; " + show(model, [*params_of(inst), ("M", M), ("k", k), ("padded", vP),
+                                                         ("unpadded", vU), ("k'", rho(k, t, c))])
 
     small = (realistic([*ip.ceil_facts, *iu.ceil_facts], M), z3.And(*[v <= 2 for v in inst.shapes.vars.values()]))
-    yield Obligation(f"{label}: padded = unpadded on the domain (Lemma 6)",
-                     z3.And(*hyps, within(k, t), vP != vU), lambda m: explain(m, "padded ≠ unpadded"), small)
-    yield Obligation(f"{label}: the padding holds 0 or • (Lemma 5 (ii)*)",
-                     z3.And(*hyps, in_padding(k, t, T), z3.Not(zero_or_undef(vP))),
-                     lambda m: explain(m, "padding neither 0 nor •"), small)
-    yield Obligation(f"{label}: • in the padding ⟹ • on Ω(k)",
-                     z3.And(*hyps, in_padding(k, t, T), IS_UNDEF(vP), within(c, t), z3.Not(IS_UNDEF(vU2))),
-                     lambda m: explain(m, "• in the padding, defined at " + show(m, [("k'", rho(k, t, c))])),
-                     small)
+    yield from inv_obligations(label, hyps, uses, k, c, t, T, vP, vU, vU2, explain, small, **inst.tags())
 
 
 def pad_lemma(suffix: str, case: str, cases: tuple[str, ...]) -> Lemma:
@@ -148,7 +175,7 @@ def pad_lemma(suffix: str, case: str, cases: tuple[str, ...]) -> Lemma:
 
     return Lemma(f"Pad-{suffix}", f"report Lemma 5 (i), (ii)*, Lemma 6, case {suffix}",
                  "padded reads in ⌈Γ⌉; Inv(padded, unpadded) preserved, for all M (ranks <= R)",
-                 build, cases=cases, ranks=True, cost=2.0)
+                 build, cases=cases, ranks=True, cost=2.0, min_rank=MIN_RANK.get(case, 0))
 
 
 # --------------------------------------------------------------------------
@@ -179,18 +206,14 @@ def thm3_step_obligations() -> Iterator[Obligation]:
         P, U, U2 = select(newP[x], k), select(newU[x], k), select(newU[x], rho(k, t, c))
         hyps = [*inst.hypotheses(), M >= 1, *ip.ceil_facts, *pp.ceil_facts,
                 *[n <= C for n, C in zip(t, T, strict=True)],
-                *invariant(inst, semP.store, semU.store, [pu]),
-                *sums.facts([*pp.sums, *pu.sums], PAD_SUM_LAWS)]
+                *invariant(inst, semP.store, semU.store, probes_of(pu))]
+        uses = sums.facts([*pp.sums, *pu.sums], PAD_SUM_LAWS)
         label = inst.label
-        yield Obligation(f"{label}: Inv (a) after St-Stmt", z3.And(*hyps, within(k, t), P != U))
-        yield Obligation(f"{label}: Inv (b) after St-Stmt", z3.And(*hyps, in_padding(k, t, T),
-                                                                  z3.Not(zero_or_undef(P))))
-        yield Obligation(f"{label}: Inv (c) after St-Stmt", z3.And(*hyps, in_padding(k, t, T), IS_UNDEF(P),
-                                                                  within(c, t), z3.Not(IS_UNDEF(U2))))
+        yield from inv_obligations(f"{label}: after St-Stmt", hyps, uses, k, c, t, T, P, U, U2, **inst.tags())
         for y in holes:
             if y != x:
-                yield Obligation(f"{label}: {y} unchanged", z3.And(*hyps, z3.Or(newP[y] != semP.store[y],
-                                                                               newU[y] != semU.store[y])))
+                yield Obligation(f"{label}: {y} unchanged", hyps, z3.Or(newP[y] != semP.store[y],
+                                                                        newU[y] != semU.store[y]), **inst.tags())
 
 
 def padded_store(inst: Instance, muU: dict) -> dict[str, z3.ExprRef]:
@@ -218,10 +241,42 @@ def thm3_base_obligations() -> Iterator[Obligation]:
         P, U2 = select(muP["X"], k), select(muU["X"], rho(k, t, c))
         hyps = [*inst.hypotheses(), M >= 1, *[n <= C for n, C in zip(t, T, strict=True)]]
         label = f"μ_pad for X : rank {r}"
-        yield Obligation(f"{label}: Inv (a)", z3.And(*hyps, within(k, t), select(muU["X"], k) != P))
-        yield Obligation(f"{label}: Inv (b)", z3.And(*hyps, in_padding(k, t, T), z3.Not(zero_or_undef(P))))
-        yield Obligation(f"{label}: Inv (c)", z3.And(*hyps, in_padding(k, t, T), IS_UNDEF(P), within(c, t),
-                                                    z3.Not(IS_UNDEF(U2))))
+        yield from inv_obligations(label, hyps, (), k, c, t, T, P, select(muU["X"], k), U2, rank=r)
+
+
+def closure_obligations() -> Iterator[Obligation]:
+    """The induction closes: what the step lemmas assume of a hole (:func:`hole_invariant`)
+    follows from what they conclude of an expression of the hole's type (:func:`inv_at` at
+    every ``k`` and ``c``).  An assumption stronger than the conclusion -- (b) as "0 in the
+    padding" while the steps conclude "0 or •" -- would make the induction unsound.
+
+    Each assumption ``∀q. A(q)`` is proved for a fresh ``q`` (∀-introduction) from the
+    conclusion instantiated at ``(q, q)`` and at ``(q, j)``, ``j`` the index of an arbitrary read
+    (∀-elimination); left to Z3, finding those instances took it past the rlimit."""
+    for r in ranks():
+        t = tuple(z3.Int(f"x{j}") for j in range(1, r + 1))
+        T = tuple(CEIL(M, n) for n in t)
+        P = z3.Const("P!inv", memory_sort(r))
+        U = z3.Const("U!inv", memory_sort(r))
+        q, j = index("q!inv", r), index("j!inv", r)
+
+        def concl(k: tuple, c: tuple, t: tuple = t, T: tuple = T, P: z3.ExprRef = P,
+                  U: z3.ExprRef = U) -> z3.BoolRef:
+            return z3.And(*inv_at(k, c, t, T, select(P, k), select(U, k), select(U, rho(k, t, c))))
+
+        context = [M >= 1, *[n >= 1 for n in t], *[n <= C for n, C in zip(t, T, strict=True)]]
+        # The read's path (the ranges of the summation variables in j) is no assumption about the hole.
+        def explain(model: z3.ModelRef, t: tuple = t, T: tuple = T, q: tuple = q, j: tuple = j,
+                    P: z3.ExprRef = P, U: z3.ExprRef = U, r: int = r) -> str:
+            return (f"X : rank {r}: " + show(model, [("M", M), ("x", t), ("⌈x⌉", T), ("q", q), ("j", j),
+                                                    ("P(q)", select(P, q)), ("U(q)", select(U, q))])
+                    + ": Inv holds there, the hole's assumption does not")
+
+        small = (M == 2, z3.And(*[n <= 2 for n in t]))
+        for n, h in enumerate(hole_invariant("X", t, T, P, U, [("X", j, ())]), start=1):
+            claim = z3.substitute_vars(h.body(), *reversed(q)) if z3.is_quantifier(h) else h
+            yield Obligation(f"X : rank {r}: assumption #{n} of a hole follows from Inv",
+                             (*context, concl(q, q), concl(q, j)), z3.Not(claim), explain, small, rank=r)
 
 
 # --------------------------------------------------------------------------
@@ -234,9 +289,9 @@ def definition7_obligations() -> Iterator[Obligation]:
     n = z3.Int("n")
     c = Z3Interpretation.ceil(None, n, M)  # type: ignore[arg-type]
     hyps = [M >= 1, n >= 0]
-    yield Obligation("n <= ⌈n⌉", z3.And(*hyps, z3.Not(n <= c)))
-    yield Obligation("⌈n⌉ < n + M", z3.And(*hyps, z3.Not(c < n + M)))
-    yield Obligation("M divides ⌈n⌉", z3.And(*hyps, z3.Not(c % M == 0)))
+    yield Obligation("n <= ⌈n⌉", hyps, z3.Not(n <= c))
+    yield Obligation("⌈n⌉ < n + M", hyps, z3.Not(c < n + M))
+    yield Obligation("M divides ⌈n⌉", hyps, z3.Not(c % M == 0))
 
 
 def rounded_typing_obligations(cases: Sequence[str], pad: Any) -> Iterator[Obligation]:
@@ -262,17 +317,18 @@ def rounded_typing_obligations(cases: Sequence[str], pad: Any) -> Iterator[Oblig
                      for t in holes.values() for d in t]
             label = inst.label + (f", M = {pad}" if concrete else "")
             if rinst is None:
-                yield Obligation(f"{label}: typed in ⌈Γ⌉", z3.BoolVal(True),
-                                 lambda m, label=label: f"{label}: rejected in the rounded context")
+                yield Obligation(f"{label}: typed in ⌈Γ⌉", (), z3.BoolVal(True),
+                                 lambda m, label=label: f"{label}: rejected in the rounded context", **inst.tags())
                 continue
             want = tuple(ceil(n, facts) for n in inst.shape)
             got = rinst.shape
             same = z3.And(*[a == b for a, b in zip(got, want, strict=True)]) if len(got) == len(want) \
                 else z3.BoolVal(False)
             hyps = [*inst.hypotheses(), *link, *facts, *([M >= 1] if not concrete else [])]
-            yield Obligation(f"{label}: ⌈Γ⌉ ⊢ e : ⌈t⌉", z3.And(*hyps, z3.Not(z3.And(*rinst.shapes.premises(), same))),
+            yield Obligation(f"{label}: ⌈Γ⌉ ⊢ e : ⌈t⌉", hyps, z3.Not(z3.And(*rinst.shapes.premises(), same)),
                              lambda m, inst=inst, got=got, want=want, label=label:
-                             f"{label}: " + show(m, [*params_of(inst), ("type in ⌈Γ⌉", got), ("⌈t⌉", want)]))
+                             f"{label}: " + show(m, [*params_of(inst), ("type in ⌈Γ⌉", got), ("⌈t⌉", want)]),
+                             **inst.tags())
 
 
 # --------------------------------------------------------------------------
@@ -300,6 +356,8 @@ def _padded_run(program: Program, inputs: dict[str, Any], pad: int | None) -> di
 
 def unguarded_expa_obligations() -> Iterator[Obligation]:
     """Theorem 3 with the report's unguarded padded ``expa``: red (expa 1 X) sums ⌈1⌉ = 2 copies."""
+    from .mutants import BY_NAME, applied  # mutants edits this module's functions: imported late
+
     with applied(BY_NAME["expa-unguarded"]):
         for r in (0, 1):
             holes = {"X": (1,) * r}
@@ -322,7 +380,8 @@ def unguarded_expa_obligations() -> Iterator[Obligation]:
                         + f"; reference engine without the guard: padded {ref_p:g}, unpadded {ref_u:g}")
 
             one = select(semU.store["X"], (z3.IntVal(1),) * r) == val(1)
-            yield Obligation(f"red (expa 1 X), X : rank {r}, M = 2: padded = unpadded", vP != vU, explain, (one,))
+            yield Obligation(f"red (expa 1 X), X : rank {r}, M = 2: padded = unpadded", (), vP != vU, explain,
+                             (one,))
 
 
 def zeros_in_padding_obligations() -> Iterator[Obligation]:
@@ -354,7 +413,7 @@ def zeros_in_padding_obligations() -> Iterator[Obligation]:
                 + f"; 0·• = •.  Reference engine, X = [1], Y unset: padded Z = {store['Z'].tolist()}")
 
     small = (*tuple(v <= 1 for v in inst.shapes.vars.values()), z3.And(*[kj <= 2 for kj in k]))
-    yield Obligation("prod X Y, M = 2: the padding of Z is 0", z3.And(*hyps, in_padding(k, t, T), vP != ZERO),
+    yield Obligation("prod X Y, M = 2: the padding of Z is 0", hyps, z3.And(in_padding(k, t, T), vP != ZERO),
                      explain, prefer=(z3.And(*small), select(muP["X"], k[:1]) == val(1),
                                       k[0] == 2))
 
@@ -370,8 +429,8 @@ def converse_obligations() -> Iterator[Obligation]:
     k, c = index("k", 1), index("c", 1)
     everywhere = z3.ForAll(c, z3.Implies(within(c, t), IS_UNDEF(select(muU["X"], rho(k, t, c)))))
     P = select(muP["X"], k)
-    yield Obligation("X : [n], M = 2: U = • on Ω(k) ⟹ P(k) = •",
-                     z3.And(*inst.hypotheses(), in_padding(k, t, T), everywhere, z3.Not(IS_UNDEF(P))),
+    yield Obligation("X : [n], M = 2: U = • on Ω(k) ⟹ P(k) = •", inst.hypotheses(),
+                     z3.And(in_padding(k, t, T), everywhere, z3.Not(IS_UNDEF(P))),
                      prefer=tuple(v <= 1 for v in inst.shapes.vars.values()),
                      explain=lambda m: "M = 2, " + show(m, [*params_of(inst), ("k", k), ("P(k)", P)])
                                        + ", while the whole domain of X is • (never written): the padding stays 0")
@@ -453,7 +512,7 @@ def float_obligations() -> Iterator[Obligation]:
                 f"Z = {ref_p:g}, unpadded {ref_u:g}; {guard}")
 
     one = z3.FPVal(1.0, F64)
-    yield Obligation("red (prod X Y), float64, M = 2: padded = unpadded on the domain",
+    yield Obligation("red (prod X Y), float64, M = 2: padded = unpadded on the domain", (),
                      z3.And(z3.fpIsNaN(vP), z3.Not(z3.fpIsNaN(vU))), explain, prefer=(muU["X"][1] == one,))
 
 
@@ -474,13 +533,16 @@ def lemmas() -> list[Lemma]:
                      lambda: rounded_typing_obligations(["Expa"], 2), expect=Expect.REFUTED))
     for suffix, case, cases, _ in STEPS:
         out.append(pad_lemma(suffix, case, cases))
+    out.append(Lemma("Inv closes", "report Lemma 6 (the induction hypothesis is the conclusion)",
+                     "Inv concluded for an expression at every k implies the hypothesis assumed of a hole of its "
+                     "type (ranks <= R)", closure_obligations, ranks=True))
     pads = tuple(f"Pad-{s}" for s, _, _, _ in STEPS)
     out.append(Lemma("Lemma 5 (i)", "report Lemma 5 (i); Corollary 3 (reads)",
                      "padded evaluation reads only inside ⌈Γ⌉ (structural induction)", None, Rule.STRUCTURAL,
                      premises=pads))
     out.append(Lemma("Lemma 6 & 5 (ii)*", "report Lemma 6 and Lemma 5 (ii), as made true",
                      "Inv([[e]] padded, [[e]] unpadded) for every e, given Inv for the store", None,
-                     Rule.STRUCTURAL, premises=pads))
+                     Rule.STRUCTURAL, premises=(*pads, "Inv closes")))
     out.append(Lemma("Lemma 4.5 (padded)", "report Fig. 14 ev-pad-stmt; Theorem 2 step; Corollary 3 (writes)",
                      "padded St-Stmt writes exactly ⌈Γ(x)⌉, reads the pre-state, keeps the rest",
                      lambda: st_stmt_obligations(M), ranks=True, cost=1.5))
@@ -493,11 +555,12 @@ def lemmas() -> list[Lemma]:
                      premises=("Lemma 5 (i)", "Lemma 4.5 (padded)")))
     out.append(Lemma("Theorem 3 (step)", "report Theorem 3, step N -> N+1 (St-Stmt)",
                      "Inv for every allocation before x = e ⟹ Inv after (self-reference included)",
-                     thm3_step_obligations, ranks=True, cost=3.0))
+                     thm3_step_obligations, ranks=True, cost=3.0, premises=("Inv closes",)))
     out.append(Lemma("Theorem 3*", "report Theorem 3 (simulation), as made true",
                      "padded = unpadded on Γ after every program, padding 0 or • as Inv says; base: μ_pad",
-                     thm3_base_obligations, Rule.STATEMENTS,
-                     premises=("Theorem 3 (step)", "Lemma 6 & 5 (ii)*", "Lemma 4.5 (padded)", "St-Seq")))
+                     thm3_base_obligations, Rule.STATEMENTS, ranks=True,
+                     premises=("Theorem 3 (step)", "Lemma 6 & 5 (ii)*", "Lemma 4.5 (padded)", "St-Seq",
+                               "Inv closes")))
     out.append(Lemma("Theorem 3 (unguarded expa)", "report Theorem 3 with the report's expa: EXPECTED REFUTATION",
                      "padded = unpadded with an unguarded padded expa -- false: red (expa d x) sums ⌈d⌉ copies",
                      unguarded_expa_obligations, expect=Expect.REFUTED))

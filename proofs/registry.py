@@ -9,9 +9,9 @@ from .kernel import Lemma
 
 @cache
 def lemmas() -> tuple[Lemma, ...]:
-    from . import laws, padding, safety, sums
+    from . import laws, padding, prover, safety, sums
 
-    out = (*sums.lemmas(), *safety.lemmas(), *padding.lemmas(), *laws.lemmas())
+    out = (*sums.lemmas(), *safety.lemmas(), *padding.lemmas(), *laws.lemmas(), *prover.lemmas())
     names = [lem.name for lem in out]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

@@ -30,7 +30,7 @@ from .kernel import RANK_BOUND, RULES, Book, Expect, Lemma, LemmaResult, Rule, S
 
 @dataclass(frozen=True)
 class Task:
-    kind: str  # "lemma" | "mutant" | "corpus"
+    kind: str  # "lemma" | "mutant" | "corpus" | "wrong" (wrong proofs, names in paths)
     name: str
     lemma: str = ""
     paths: tuple[str, ...] = ()
@@ -43,16 +43,21 @@ class Done:
     result: LemmaResult | None = None
     rechecks: tuple[corpus.Recheck, ...] = ()
     error: str = ""
+    wrong: tuple[LemmaResult, ...] = ()
 
 
 def work(task: Task) -> Done:
-    from . import mutants, registry
+    from . import mutants, registry, wrong
 
     try:
         if task.kind == "lemma":
             return Done(task, check_lemma(registry.by_name()[task.name]))
+        if task.kind == "wrong":
+            return Done(task, wrong=tuple(wrong.check(name) for name in task.paths))
         if task.kind == "mutant":
             with mutants.applied(mutants.BY_NAME[task.name]):
+                if task.lemma.startswith(wrong.PREFIX):  # a mutant of the kernel: does it accept a wrong proof?
+                    return Done(task, wrong.check(task.lemma))
                 return Done(task, check_lemma(registry.by_name()[task.lemma], stop_at_first=True))
         with_cvc5 = corpus.cvc5_available()
         entries = {e.path: e for e in corpus.entries() or []}
@@ -78,13 +83,18 @@ class Run:
     #: What this run was asked to leave out (``--only``, ``--no-mutants``, ``--no-corpus``): a run
     #: that checked less than everything ends ``partial: …``, never ``verified: …``.
     left_out: tuple[str, ...] = ()
+    #: The kernel's corpus of wrong proofs (proofs/wrong.py): each must be rejected.
+    with_wrong: bool = False
+    wrong: dict[str, LemmaResult] = field(default_factory=dict)
 
 
-def tasks(lemmas: Sequence[Lemma], with_mutants: bool, with_corpus: bool) -> list[Task]:
-    from . import mutants
+def tasks(lemmas: Sequence[Lemma], with_mutants: bool, with_corpus: bool, with_wrong: bool = False) -> list[Task]:
+    from . import mutants, wrong
 
     out = [Task("lemma", lem.name, cost=lem.cost) for lem in lemmas if lem.build is not None]
-    names = {lem.name for lem in lemmas}
+    names = {lem.name for lem in lemmas} | (wrong.names() if with_wrong else set())
+    if with_wrong:
+        out += [Task("wrong", "wrong proofs", paths=tuple(w.name for w in wrong.CORPUS), cost=0.8)]
     if with_mutants:
         for m in mutants.CATALOGUE:
             out += [Task("mutant", m.name, target, cost=0.5) for target in m.targets if target in names]
@@ -141,6 +151,8 @@ def _collect(run: Run, outcomes: Iterable[Done], progress: Progress) -> None:
             run.results[t.name] = done.result
         elif t.kind == "mutant" and done.result is not None:
             run.kills.setdefault(t.name, {})[t.lemma] = done.result
+        elif t.kind == "wrong":
+            run.wrong.update((r.name, r) for r in done.wrong)
         else:
             run.rechecks.extend(done.rechecks)
 
@@ -158,7 +170,9 @@ def conclude(run: Run) -> None:
 
 
 def killed(result: LemmaResult) -> bool:
-    return result.status is Status.REFUTED
+    """Refuted, vacuous or incomplete (or an expected refutation not refuted); for a wrong proof's
+    check: the kernel accepted it.  Never ``unknown``."""
+    return result.rejected
 
 
 def _status(r: LemmaResult | None) -> str:
@@ -208,22 +222,39 @@ def report(run: Run, seconds: float, out: list[str]) -> tuple[bool, str]:
             for part in (r.failed, r.counterexample, r.note):
                 if part:
                     w(f"    {part}")
+    # -- the kernel's corpus of wrong proofs
+    from . import wrong
+
+    wrong_ok = True
+    if run.with_wrong:
+        fooled = [r for r in run.wrong.values() if r.status is not Status.PROVED]
+        missing = [e.name for e in wrong.CORPUS if wrong.PREFIX + e.name not in run.wrong]
+        wrong_ok = not fooled and not missing
+        per_rule = ", ".join(f"{rule} {n}" for rule, n in wrong.rules().items())
+        w(f"wrong proofs rejected: {len(run.wrong) - len(fooled)}/{len(wrong.CORPUS)} ({per_rule})")
+        for r in fooled:
+            w(f"  ACCEPTED: {r.name}: {r.counterexample}")
+        for name in missing:
+            w(f"  NOT RUN: {name}")
+        w("")
     # -- mutants
-    names = {lem.name for lem in run.lemmas}
+    names = {lem.name for lem in run.lemmas} | (wrong.names() if run.with_wrong else set())
     catalogue = [m for m in mutants.CATALOGUE if any(t in names for t in m.targets)] if run.with_mutants else []
     k_count = 0
     if run.kills or catalogue:
-        w(f"Kill matrix ({len(catalogue)} one-line mutants of eval.py / typing.py / symbolic.py):")
+        w(f"Kill matrix ({len(catalogue)} one-line mutants of the semantics, the typing rules, the proof kernel, "
+          "the padding proofs and core-teil prove's obligations):")
         for m in catalogue:
             res = run.kills.get(m.name, {})
-            by = [t for t, r in res.items() if killed(r)]
+            by = sorted(t for t, r in res.items() if killed(r))  # not in the order the workers finished
             k_count += bool(by)
             cells = "  ".join(f"{t}: {'KILLED' if killed(r) else r.status.value}" for t, r in sorted(res.items()))
             w(f"  {'killed  ' if by else 'SURVIVED'} {m.name:<24} {m.where:<20} {cells}")
             if by:
                 r = res[by[0]]
-                if r.counterexample:
-                    w(f"           e.g. {r.counterexample[:150]}")
+                why = r.counterexample or r.failed or r.note  # vacuous/incomplete say why in failed/note
+                if why:
+                    w(f"           e.g. {' '.join(why.split())[:150]}")
         w("")
     # -- corpus
     entries = corpus.entries()
@@ -253,10 +284,11 @@ def report(run: Run, seconds: float, out: list[str]) -> tuple[bool, str]:
     accepted = sum(1 for lem in run.lemmas if lem.name in run.results and run.results[lem.name].accepted)
     obligations = sum(run.results[lem.name].obligations for lem in run.lemmas if lem.name in run.results)
     obligations += sum(1 for r in run.rechecks if r.z3 == r.expect)
-    ok = not bad and k_count == len(catalogue) and corpus_ok and not run.errors
+    ok = not bad and k_count == len(catalogue) and corpus_ok and wrong_ok and not run.errors
     if not ok:
         w(f"FAILED: {len(bad)} lemma(s) not accepted, {len(catalogue) - k_count} mutant(s) survived"
-          + ("" if corpus_ok else ", corpus disagrees") + (f", {len(run.errors)} error(s)" if run.errors else ""))
+          + ("" if corpus_ok else ", corpus disagrees") + ("" if wrong_ok else ", the kernel accepted a wrong proof")
+          + (f", {len(run.errors)} error(s)" if run.errors else ""))
     # Only a run that proved everything may print a line starting "verified:".
     verdict = ("verified" if not run.left_out else f"partial ({', '.join(run.left_out)})") if ok else "NOT verified"
     last = f"{verdict}: {accepted} lemmas, {obligations} obligations, mutants killed {k_count}/{len(catalogue)}, " \
@@ -283,8 +315,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("no mutants", args.no_mutants), ("no corpus", args.no_corpus or bool(args.only))) if skipped)
     # Only the lemmas asked for are run, so the corpus (whole-program obligations) is not.
     with_corpus = not args.no_corpus and not args.only
-    run = Run(lemmas, with_mutants=not args.no_mutants, with_corpus=with_corpus, left_out=left_out)
-    execute(run, tasks(lemmas, run.with_mutants, run.with_corpus), args.jobs)
+    run = Run(lemmas, with_mutants=not args.no_mutants, with_corpus=with_corpus, left_out=left_out, with_wrong=True)
+    execute(run, tasks(lemmas, run.with_mutants, run.with_corpus, run.with_wrong), args.jobs)
     conclude(run)
     out: list[str] = []
     ok, last = report(run, time.perf_counter() - t0, out)

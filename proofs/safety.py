@@ -44,7 +44,7 @@ from core_teil.syntax import (
     Var,
 )
 
-from .kernel import RANK_BOUND, Lemma, Obligation, Rule
+from .kernel import RANK_BOUND, Lemma, Obligation, Rule, case_of
 from .schema import (
     CEIL,
     Instance,
@@ -151,13 +151,14 @@ def wd_obligations(inst: Instance, pad: Any = None) -> Iterator[Obligation]:
     t = tuple(sem.bound(d) for d in inst.derivation.shape)
     k = index("k", len(t))
     ev.denote(inst.expr, k, sem)
-    hyps = [*inst.hypotheses(), *interp.ceil_facts, within(k, t)]
+    hyps = [*inst.hypotheses(), *interp.ceil_facts]
     if pad is not None:
         hyps.append(pad >= 1)
     for n, rd in enumerate(interp.reads):
         dom = domain(inst, rd.name, pad)
         hyps_dom = [n <= c for n, c in zip(inst.gamma(rd.name), dom, strict=True)] if pad is not None else []
-        formula = z3.And(*hyps, *hyps_dom, *rd.path, z3.Not(within(rd.index, dom)))
+        # The claim: for every k <= t and every summation index on the read's path, it is in bounds.
+        goal = z3.And(within(k, t), *rd.path, z3.Not(within(rd.index, dom)))
 
         def explain(model: z3.ModelRef, rd: Any = rd, dom: tuple = dom) -> str:
             return (f"{inst.label}: " + show(model, [*params_of(inst), ("k", k)])
@@ -165,7 +166,8 @@ def wd_obligations(inst: Instance, pad: Any = None) -> Iterator[Obligation]:
 
         small = ((realistic(interp.ceil_facts, pad),) if pad is not None else ()) + (
             z3.And(*[v <= 2 for v in inst.shapes.vars.values()]),)
-        yield Obligation(f"{inst.label}: read #{n + 1} of {rd.name} in bounds", formula, explain, small)
+        yield Obligation(f"{inst.label}: read #{n + 1} of {rd.name} in bounds", (*hyps, *hyps_dom), goal, explain,
+                         small, **inst.tags())
 
 
 def wd_lemma(suffix: str, case: str, cases: tuple[str, ...], coq: str) -> Lemma:
@@ -175,7 +177,11 @@ def wd_lemma(suffix: str, case: str, cases: tuple[str, ...], coq: str) -> Lemma:
 
     return Lemma(f"WD-{suffix}", f"paper Lemma 4.3 case {suffix}; TensorIR {coq}; report Lemma 2 (i)",
                  f"[[{suffix.lower()} ...]](k) reads only in-bounds for k <= its type (ranks <= R)",
-                 build, cases=cases, ranks=True)
+                 build, cases=cases, ranks=True, min_rank=MIN_RANK.get(case, 0))
+
+
+#: The smallest rank at which a constructor has a typed instance (its obligations start there).
+MIN_RANK = {"Red": 1, "Contr": 2, "Diag": 2, "Transp": 2, "Expa": 1, "Proj": 1}
 
 
 # --------------------------------------------------------------------------
@@ -194,12 +200,12 @@ def ok_stmt_obligations() -> Iterator[Obligation]:
         t_x, t_e = inst.dims(sd.declared), inst.dims(sd.expr.shape)
         label = f"X = H with X : rank {r0}, H : rank {r1}"
         if len(t_x) != len(t_e):
-            yield Obligation(f"{label}: ranks agree", z3.BoolVal(True),
-                             lambda m, label=label: f"{label}: OK-Stmt accepted a rank mismatch")
+            yield Obligation(f"{label}: ranks agree", (), z3.BoolVal(True),
+                             lambda m, label=label: f"{label}: OK-Stmt accepted a rank mismatch", rank=max(r0, r1))
             continue
         same = z3.And(*[a == b for a, b in zip(t_x, t_e, strict=True)])
-        yield Obligation(f"{label}: extents agree", z3.And(*inst.hypotheses(), z3.Not(same)),
-                         lambda m, inst=inst, label=label: f"{label}: " + show(m, params_of(inst)))
+        yield Obligation(f"{label}: extents agree", inst.hypotheses(), z3.Not(same),
+                         lambda m, inst=inst, label=label: f"{label}: " + show(m, params_of(inst)), rank=max(r0, r1))
 
 
 def stmt_schemata() -> Iterator[tuple[Stmt, dict[str, tuple]]]:
@@ -218,10 +224,11 @@ def st_stmt_obligations(pad: Any = None) -> Iterator[Obligation]:
     for stmt, holes in stmt_schemata():
         found = stmt_instance(stmt, holes)
         if found is None:
-            yield Obligation(f"{stmt.target} = ... is ok", z3.BoolVal(True),
+            yield Obligation(f"{stmt.target} = ... is ok", (), z3.BoolVal(True),
                              lambda m, stmt=stmt: f"OK-Stmt rejected the well-typed {stmt}")
             continue
         inst, _ = found
+        tags = inst.tags()
         label = inst.label + (" (padded)" if pad is not None else "")
         sem, interp = run(inst, "s", pad)
         mu = sem.store
@@ -233,32 +240,34 @@ def st_stmt_obligations(pad: Any = None) -> Iterator[Obligation]:
         hyps += [n <= c for n, c in zip(inst.gamma(stmt.target), dom, strict=True)] if pad is not None else []
         writes = interp.updates
         ok = len(writes) == 1 and writes[0].name == stmt.target and set(new) == set(mu)
-        yield Obligation(f"{label}: one update, of {stmt.target}; names kept", z3.BoolVal(not ok),
-                         lambda m, w=writes: f"St-Stmt made updates {[x.name for x in w]}")
+        yield Obligation(f"{label}: one update, of {stmt.target}; names kept", (), z3.BoolVal(not ok),
+                         lambda m, w=writes: f"St-Stmt made updates {[x.name for x in w]}", **tags)
         if not ok:
             continue
         w = writes[0]
         k = w.index
         path = z3.And(*w.path)
-        yield Obligation(f"{label}: writes only inside dom(μ {stmt.target})",
-                         z3.And(*hyps, path, z3.Not(within(k, dom))),
-                         lambda m, k=k, dom=dom: "writes at " + show(m, [("k", k), ("domain", dom)]))
-        yield Obligation(f"{label}: writes all of dom(μ {stmt.target})",
-                         z3.And(*hyps, within(k, dom), z3.Not(path)),
-                         lambda m, k=k, dom=dom: "misses " + show(m, [("k", k), ("domain", dom)]))
+        yield Obligation(f"{label}: writes only inside dom(μ {stmt.target})", hyps,
+                         z3.And(path, z3.Not(within(k, dom))),
+                         lambda m, k=k, dom=dom: "writes at " + show(m, [("k", k), ("domain", dom)]), **tags)
+        yield Obligation(f"{label}: writes all of dom(μ {stmt.target})", hyps,
+                         z3.And(within(k, dom), z3.Not(path)),
+                         lambda m, k=k, dom=dom: "misses " + show(m, [("k", k), ("domain", dom)]), **tags)
         for n, rd in enumerate(interp.reads):
             rdom = domain(inst, rd.name, pad)
-            yield Obligation(f"{label}: read #{n + 1} in bounds",
-                             z3.And(*hyps, path, *rd.path, z3.Not(within(rd.index, rdom))))
+            yield Obligation(f"{label}: read #{n + 1} in bounds", hyps,
+                             z3.And(path, *rd.path, z3.Not(within(rd.index, rdom))), **tags)
         # The value written at k is [[e]](k) in the memory *before* the statement.
         sem2, interp2 = run(inst, "s", pad, store=mu)
         expect = ev.denote(stmt.expr, k, sem2)
+        memo: dict = {}
         yield Obligation(f"{label}: μ'({stmt.target})(k) = [[e]] μ k (pre-state)",
-                         canonical(z3.And(*hyps, *interp2.ceil_facts, path, select(new[stmt.target], k) != expect)),
-                         lambda m, inst=inst, k=k: "differs at " + show(m, [*params_of(inst), ("k", k)]))
+                         [canonical(h, memo) for h in (*hyps, *interp2.ceil_facts)],
+                         canonical(z3.And(path, select(new[stmt.target], k) != expect), memo),
+                         lambda m, inst=inst, k=k: "differs at " + show(m, [*params_of(inst), ("k", k)]), **tags)
         for y in mu:
             if y != stmt.target:
-                yield Obligation(f"{label}: μ'({y}) = μ({y})", z3.And(*hyps, new[y] != mu[y]))
+                yield Obligation(f"{label}: μ'({y}) = μ({y})", hyps, new[y] != mu[y], **tags)
 
 
 def st_seq_obligations() -> Iterator[Obligation]:
@@ -286,9 +295,9 @@ def st_seq_obligations() -> Iterator[Obligation]:
                 composed = ev.st_stmt(s, ev.Sem(typed, i2, composed))
             label = f"{len(stmts)} statement(s), rank {r}"
             hyps = shapes.hypotheses()
-            yield Obligation(f"{label}: names kept", z3.BoolVal(set(final) != set(mu)))
+            yield Obligation(f"{label}: names kept", (), z3.BoolVal(set(final) != set(mu)))
             for x in mu:
-                yield Obligation(f"{label}: final μ({x}) is St-Seq's", z3.And(*hyps, final[x] != composed[x]),
+                yield Obligation(f"{label}: final μ({x}) is St-Seq's", hyps, final[x] != composed[x],
                                  lambda m, x=x, label=label: f"{label}: eval_prog's {x} differs from "
                                  "running the statements in order")
 
@@ -390,27 +399,30 @@ def typing_rule_obligations(case: str) -> Iterator[Obligation]:
             else [tuple(shapes.term(x) for x in holes[expr.name])]  # type: ignore[attr-defined]
         args = {a: shapes.term(a) for a in extra}
         alts = [("T-Var", z3.BoolVal(True), ts[0])] if isinstance(expr, Var) else spec_rules(expr, ts, args, Z3_LOGIC)
+        # The premises are antecedents of the claims (goals); the parameters are the context.
+        tags = {"case": case_of(expr), "rank": max([len(t) for t in holes.values()]
+                                                    + [len(t) for _, _, t in alts] + ([len(d.shape)] if d else []))}
         if d is None:
             for rule, prem, _ in alts:
-                yield Obligation(f"{label}: rejected, and {rule} does not apply", z3.And(*params, prem),
+                yield Obligation(f"{label}: rejected, and {rule} does not apply", params, prem,
                                  lambda m, rule=rule, label=label: f"{label}: the checker rejects what "
-                                 f"{rule} derives")
+                                 f"{rule} derives", **tags)
             continue
         got = tuple(shapes.term(x) for x in d.shape)
         side = z3.And(*shapes.premises())
         some = z3.Or(*[z3.And(prem, _tuple_eq(t, got)) for _, prem, t in alts]) if alts else z3.BoolVal(False)
-        yield Obligation(f"{label}: checker ⟹ rules ({d.rule})", z3.And(*params, side, z3.Not(some)),
+        yield Obligation(f"{label}: checker ⟹ rules ({d.rule})", params, z3.And(side, z3.Not(some)),
                          lambda m, label=label, d=d: f"{label}: the checker concludes {d.rule} "
-                         f": {list(d.shape)} but no rule of SPEC.md derives it")
+                         f": {list(d.shape)} but no rule of SPEC.md derives it", **tags)
         for rule, prem, t in alts:
-            yield Obligation(f"{label}: {rule} ⟹ checker", z3.And(*params, prem, z3.Not(z3.And(side,
+            yield Obligation(f"{label}: {rule} ⟹ checker", params, z3.And(prem, z3.Not(z3.And(side,
                              _tuple_eq(t, got)))),
                              lambda m, rule=rule, label=label, shapes=shapes: f"{label}: {rule} applies but the "
                              "checker demands more or concludes otherwise; "
-                             + show(m, list(shapes.vars.items())))
+                             + show(m, list(shapes.vars.items())), **tags)
         for (r1, p1, t1), (r2, p2, t2) in itertools.combinations(alts, 2):
-            yield Obligation(f"{label}: {r1}, {r2} agree (uniqueness)", z3.And(*params, p1, p2,
-                             z3.Not(_tuple_eq(t1, t2))))
+            yield Obligation(f"{label}: {r1}, {r2} agree (uniqueness)", params, z3.And(p1, p2,
+                             z3.Not(_tuple_eq(t1, t2))), **tags)
 
 
 def _label(expr: Expr, holes: dict[str, tuple]) -> str:
@@ -473,12 +485,12 @@ def enumeration_obligations() -> Iterator[Obligation]:
             if len(derivable) > 1 or (got is None) != (not derivable) or (got is not None and {got} != derivable):
                 bad.append((e, got, sorted(derivable)))
     for e, got, want in bad[:5]:
-        yield Obligation(f"{_label(e, {})}", z3.BoolVal(True),
+        yield Obligation(f"{_label(e, {})}", (), z3.BoolVal(True),
                          lambda m, e=e, got=got, want=want: f"{_label(e, {})}: the checker says "
                          f"{'ill-typed' if got is None else list(got)}, the rules derive {want or 'nothing'}")
     disagree = len(bad)
     yield Obligation(f"all {count} expressions of <= {ENUM_SIZE} nodes over {len(ENUM_CONTEXT)} allocations agree",
-                     z3.BoolVal(bool(bad)), lambda m: f"{disagree} expressions disagree")
+                     (), z3.BoolVal(bool(bad)), lambda m: f"{disagree} expressions disagree")
 
 
 # --------------------------------------------------------------------------
@@ -495,7 +507,8 @@ def lemmas() -> list[Lemma]:
 
         out.append(Lemma(f"Lemma 4.1 case {rule}", "paper Lemma 4.1 (⇔, one rule); TensorIR sem_typing_computable",
                          f"the checker's {rule} derives exactly what SPEC.md's {rule} derives (symbolic extents)",
-                         build, cases=covers, ranks=True, cost=0.6))
+                         build, cases=covers, ranks=True, cost=0.6,
+                         min_rank=min(MIN_RANK.get(c, 0) for c in cases)))
     out.append(Lemma("Lemma 4.1 (exhaustive)", "paper Lemma 4.1; TensorIR sem_typing_unique",
                      f"every Core expression of <= {ENUM_SIZE} nodes over {len(ENUM_CONTEXT)} allocations: "
                      "types unique, checker = rules", enumeration_obligations, Rule.ENUMERATION, cost=4.0))

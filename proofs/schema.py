@@ -34,7 +34,7 @@ from core_teil.shapes import Decision, ShapeSolver, Verdict
 from core_teil.symbolic import UNDEF, ZERO, SumNode, Value, Z3Interpretation, arith, initial_memory
 from core_teil.syntax import Alloc, Dim, Expr, Param, Program, Shape, Stmt
 
-from .kernel import RANK_BOUND
+from .kernel import RANK_BOUND, case_of
 
 IS_UNDEF = Value.is_undef
 
@@ -106,6 +106,21 @@ class Instance:
 
     def gamma(self, x: str) -> tuple[z3.ArithRef, ...]:
         return self.dims(self.holes[x])
+
+    @property
+    def rank(self) -> int:
+        """The largest rank among the holes and the typed subexpressions: what the kernel's
+        rank coverage of a ``[R]`` lemma counts (``proj m (expa d X)`` reaches rank(X) + 1)."""
+        return max([len(t) for t in self.holes.values()] + [len(t) for t in self.typed.types.values()])
+
+    @property
+    def case(self) -> str:
+        """The induction case this instance is a step of (the constructor at its root)."""
+        return case_of(self.expr)
+
+    def tags(self) -> dict[str, Any]:
+        """``rank`` and ``case`` for the obligations built from this instance."""
+        return {"rank": self.rank, "case": self.case}
 
 
 def instantiate(expr: Expr, holes: dict[str, Shape], extra: Sequence[str] = (),
@@ -313,16 +328,17 @@ def params_of(inst: Instance) -> list[tuple[str, Any]]:
 # --------------------------------------------------------------------------
 
 
-def canonical(term: z3.ExprRef) -> z3.ExprRef:
+def canonical(term: z3.ExprRef, memo: dict | None = None) -> z3.ExprRef:
     """Rename every bound variable after its binding depth.
 
     Z3 keeps the names of bound variables in its terms, so ``λm. f(m)`` and
     ``λn. f(n)`` are different terms that only extensionality equates; with
     sums nested in sums that reasoning gets out of reach.  Two runs of the
     semantics (the two sides of a law) name their summation variables
-    differently; in this form alpha-equivalent terms are one term."""
+    differently; in this form alpha-equivalent terms are one term.  Pass one ``memo`` to put
+    several parts of an obligation in this form: they share most subterms."""
     # The memo keeps each input alive: a freed term's id may be reused by another.
-    memo: dict[tuple[int, int], tuple[z3.ExprRef, z3.ExprRef]] = {}
+    memo = {} if memo is None else memo
 
     def walk(t: z3.ExprRef, depth: int) -> z3.ExprRef:
         key = (t.get_id(), depth)
