@@ -21,6 +21,7 @@ import z3
 from .errors import Span
 from .obligations import Case, Obligation
 from .printer import format_shape
+from .symbolic import subterms
 
 #: Bisection steps per objective; each is one solver call of a few milliseconds.
 MAX_STEPS = 24
@@ -156,18 +157,7 @@ def show_value(v: z3.ExprRef) -> str:
 
 def constants(e: z3.ExprRef) -> set[int]:
     """Ids of the uninterpreted constants occurring in ``e``."""
-    seen: set[int] = set()
-    out: set[int] = set()
-    stack = [e]
-    while stack:
-        t = stack.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.add(t.get_id())
-        stack.extend(t.children())
-    return out
+    return {t.get_id() for t in subterms([e]) if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED}
 
 
 def failing_case(ob: Obligation, model: z3.ModelRef) -> Case:

@@ -334,12 +334,7 @@ class ArrayInterpretation:
     def _lookup(self, table: np.ndarray, k: Index, e: Expr) -> Any:
         if len(k) != table.ndim:
             raise SemanticsBug(f"{len(k)} indices for a subexpression of rank {table.ndim}", e.span, "Lemma 4.3")
-        idx = tuple(np.asarray(kj) - 1 for kj in k)
-        for pos, (ij, n) in enumerate(zip(idx, table.shape, strict=True), start=1):
-            if np.any(ij < 0) or np.any(ij >= n):
-                raise SemanticsBug(f"a subexpression read out of its domain in dimension {pos} (extent {n})",
-                                   e.span, "Lemma 4.3")
-        return table[idx] if idx else table[()]
+        return _at(table, k, "a subexpression read out of its domain", e)
 
     def extent(self, d: Dim) -> int:
         return concrete_extent(self.typed, d)
@@ -348,13 +343,7 @@ class ArrayInterpretation:
         return round_up(n, pad)
 
     def read(self, store: Mapping[str, np.ndarray], x: str, k: Index, node: Var) -> np.ndarray:
-        arr = store[x]
-        idx = tuple(np.asarray(kj) - 1 for kj in k)
-        for pos, (ij, n) in enumerate(zip(idx, arr.shape, strict=True), start=1):
-            if np.any(ij < 0) or np.any(ij >= n):
-                raise SemanticsBug(f"read of {x} out of bounds in dimension {pos} (extent {n})",
-                                   node.span, "Lemma 4.3")
-        return arr[idx] if idx else arr[()]
+        return _at(store[x], k, f"read of {x} out of bounds", node)
 
     def arith(self, op: ElemOp, a: Any, b: Any) -> Any:
         with np.errstate(all="ignore"):
@@ -388,6 +377,16 @@ class ArrayInterpretation:
         new[x] = np.array(np.broadcast_to(np.asarray(v, dtype=np.float64), bounds), dtype=np.float64)
         self._tables.clear()  # they hold [[e]] in the memory before this statement
         return new
+
+
+def _at(arr: np.ndarray, k: Index, what: str, node: Expr) -> Any:
+    """``arr`` at the 1-based multi-index ``k`` (integer arrays on a grid), every index checked:
+    Lemma 4.3 says none is out of range, so one that is is a bug of the checker, never a wrong value."""
+    idx = tuple(np.asarray(kj) - 1 for kj in k)
+    for pos, (ij, n) in enumerate(zip(idx, arr.shape, strict=True), start=1):
+        if np.any(ij < 0) or np.any(ij >= n):
+            raise SemanticsBug(f"{what} in dimension {pos} (extent {n})", node.span, "Lemma 4.3")
+    return arr[idx] if idx else arr[()]
 
 
 def initial_store(typed: TypedProgram, interp: ArrayInterpretation, inputs: Mapping[str, Any],

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -347,6 +347,23 @@ class AlignedInterpretation(Z3Interpretation):
 
     def index_of(self, k: z3.ArithRef, bound: z3.ArithRef) -> z3.ArithRef:
         return z3.If(k <= bound, k, bound) if self.clamp else k
+
+
+def subterms(terms: Iterable[z3.ExprRef]) -> Iterator[z3.ExprRef]:
+    """Every subterm of ``terms`` once, depth first, under binders too (a shared subterm is
+    visited once: Z3 terms are DAGs, and a walk of the tree can be exponential)."""
+    seen: set[int] = set()
+    stack = list(terms)
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        yield t
+        if z3.is_quantifier(t):
+            stack.append(t.body())
+        elif z3.is_app(t):
+            stack.extend(t.children())
 
 
 def z3_round_up(n: z3.ArithRef, pad: int) -> z3.ArithRef:

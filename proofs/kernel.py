@@ -75,6 +75,7 @@ from typing import Any, Protocol
 import z3
 
 from core_teil import typing as ty
+from core_teil.symbolic import subterms
 from core_teil.syntax import ELEM_OPS, Elem, Expr
 
 #: Fixed seed and resource limit on every solver (Z3-NOTES.md, "Reproducibility").
@@ -165,19 +166,7 @@ class Obligation:
 
 def mentions(terms: Iterable[z3.ExprRef], symbol: str) -> bool:
     """Whether a function symbol named ``symbol`` occurs in ``terms`` (under binders too)."""
-    seen: set[int] = set()
-    stack = list(terms)
-    while stack:
-        t = stack.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_quantifier(t):
-            stack.append(t.body())
-        elif z3.is_app(t):
-            if t.decl().name() == symbol:
-                return True
-            stack.extend(t.children())
+    return any(z3.is_app(t) and t.decl().name() == symbol for t in subterms(terms))
     return False
 
 
@@ -416,23 +405,10 @@ def render_model(model: z3.ModelRef, formula: z3.ExprRef | None = None, limit: i
 
 
 def _constants(term: z3.ExprRef) -> list[z3.ExprRef]:
-    """The free scalar constants of a term (no arrays, no datatype constructors)."""
-    out: list[z3.ExprRef] = []
-    seen: set[int] = set()
-    stack = [term]
-    while stack:
-        t = stack.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_quantifier(t):
-            stack.append(t.body())
-        elif z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            if not isinstance(t.sort(), z3.ArraySortRef):
-                out.append(t)
-        elif z3.is_app(t):
-            stack.extend(t.children())
-    return out
+    """The free scalar constants of a term (no arrays, no datatype constructors), in the order
+    of a depth-first walk (the order counterexamples are pinned in)."""
+    return [t for t in subterms([term]) if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
+            and not isinstance(t.sort(), z3.ArraySortRef)]
 
 
 @dataclass

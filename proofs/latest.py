@@ -27,11 +27,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_proofs(python: str, out: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
-    """``python -m proofs --json out``; its exit code and last line."""
+    """``python -m proofs --json out``; its exit code, and its last line preceded by what it said
+    went wrong (the ``NOT ACCEPTED`` and ``ERROR`` lines)."""
     p = subprocess.run([python, "-m", "proofs", "--json", str(out)], cwd=ROOT, env=env,
                        capture_output=True, text=True, check=False)
     lines = p.stdout.strip().splitlines()
-    return p.returncode, lines[-1] if lines else p.stderr.strip()[-300:]
+    if not lines:
+        return p.returncode, p.stderr.strip()[-300:]
+    wrong = [line for line in lines if line.startswith(("NOT ACCEPTED", "ERROR", "FAILED", "  SURVIVED"))]
+    return p.returncode, "\n  ".join([*wrong, lines[-1]])
 
 
 def throwaway(where: Path, z3_spec: str, cvc5_spec: str) -> str:

@@ -337,7 +337,7 @@ def write_json(run: Run, path: str) -> None:
         r = run.results.get(lem.name)
         lemmas[lem.name] = None if r is None else {
             "status": r.status.value, "accepted": r.accepted, "obligations": r.obligations,
-            "seconds": round(r.seconds, 3), "rlimit": getattr(r, "rlimit", None), "failed": r.failed}
+            "seconds": round(r.seconds, 3), "rlimit": r.rlimit, "failed": r.failed}
     data = {"solvers": solvers.used, "lemmas": lemmas,
             "mutants": {m: {t: r.status.value for t, r in res.items()} for m, res in run.kills.items()}}
     with open(path, "w", encoding="utf-8") as f:

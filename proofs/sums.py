@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import z3
 
-from core_teil.symbolic import UNDEF, ZERO, SumNode, Value, arith, val
+from core_teil.symbolic import UNDEF, ZERO, SumNode, Value, arith, subterms, val
 
 from .kernel import Lemma, Obligation, Rule, sum_induction
 
@@ -187,20 +187,7 @@ def lemmas() -> list[Lemma]:
 
 
 def occurs(var: z3.ExprRef, term: z3.ExprRef) -> bool:
-    seen: set[int] = set()
-    stack = [term]
-    while stack:
-        t = stack.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.eq(t, var):
-            return True
-        if z3.is_quantifier(t):
-            stack.append(t.body())
-        elif z3.is_app(t):
-            stack.extend(t.children())
-    return False
+    return any(z3.eq(t, var) for t in subterms([term]))
 
 
 def _distinct(terms: Sequence[z3.ExprRef]) -> list[z3.ExprRef]:
