@@ -54,7 +54,7 @@ from .syntax import (
     Var,
     walk,
 )
-from .typing import TypedProgram, check_program, insert, remove, swap
+from .typing import TypedProgram, check_program, insert, map_shape, rank, remove, swap
 
 I = TypeVar("I")  # an index (a natural number, or a term denoting one)
 V = TypeVar("V")  # a value of V ∪ {•}
@@ -111,6 +111,10 @@ class Sem(Generic[I, V, M]):
         n = self.interp.extent(d)
         return n if self.pad is None else self.interp.ceil(n, self.pad)
 
+    def bounds(self, t: Shape) -> Any:
+        """The loop bounds of a shape, extent by extent (St-Stmt's domain ``k <= Γ(x)``)."""
+        return map_shape(self.bound, t)
+
 
 def denote(e: Expr, k: Index, sem: Sem) -> Any:
     """``[[e]] Γ μ k`` (paper Fig. 6, SPEC.md section 4): the equation of ``e``'s constructor.
@@ -145,25 +149,25 @@ def ev_elem(e: Elem, k: Index, sem: Sem) -> Any:
 
 def ev_prod(e: Prod, k: Index, sem: Sem) -> Any:
     """``[[prod e0 e1]](k0 ++ k1) = [[e0]](k0) · [[e1]](k1)``, ``len k0 = rank e0``."""
-    r0 = len(sem.type(e.left))
+    r0 = rank(sem.type(e.left))
     return sem.interp.arith("mul", denote(e.left, k[:r0], sem), denote(e.right, k[r0:], sem))
 
 
 def ev_red(e: Red, k: Index, sem: Sem) -> Any:
     """``[[red e]](k) = Σ_{m=1..n} [[e]]([m] ++ k)``."""
     n = sem.bound(sem.type(e.arg)[0])
-    return sem.interp.sum(n, lambda m: denote(e.arg, (m, *k), sem), e)
+    return sem.interp.sum(n, lambda m: denote(e.arg, (m,) + k, sem), e)
 
 
 def ev_contr(e: Contr, k: Index, sem: Sem) -> Any:
     """``[[contr e]](k) = Σ_{m=1..n} [[e]]([m, m] ++ k)``."""
     n = sem.bound(sem.type(e.arg)[0])
-    return sem.interp.sum(n, lambda m: denote(e.arg, (m, m, *k), sem), e)
+    return sem.interp.sum(n, lambda m: denote(e.arg, (m, m) + k, sem), e)
 
 
 def ev_diag(e: Diag, k: Index, sem: Sem) -> Any:
     """``[[diag e]]([j] ++ k') = [[e]]([j, j] ++ k')``."""
-    return denote(e.arg, (k[0], k[0], *k[1:]), sem)
+    return denote(e.arg, (k[0], k[0]) + k[1:], sem)
 
 
 def ev_transp(e: Transp, k: Index, sem: Sem) -> Any:
@@ -181,7 +185,7 @@ def ev_expa(e: Expa, k: Index, sem: Sem) -> Any:
 
 def ev_proj(e: Proj, k: Index, sem: Sem) -> Any:
     """``[[proj m e]](k) = [[e]]([m] ++ k)``."""
-    return denote(e.arg, (sem.interp.extent(e.m), *k), sem)
+    return denote(e.arg, (sem.interp.extent(e.m),) + k, sem)
 
 
 # --------------------------------------------------------------------------
@@ -239,7 +243,7 @@ EQUATIONS: dict[type, Callable[[Any, Index, Sem], Any]] = {
 
 def st_stmt(stmt: Stmt, sem: Sem) -> Any:
     """St-Stmt: evaluate ``e`` at every ``k <= Γ(x)`` in the memory *before* the statement."""
-    bounds = tuple(sem.bound(d) for d in sem.typed.gamma[stmt.target])
+    bounds = sem.bounds(sem.typed.gamma[stmt.target])
     k = sem.interp.domain(bounds, stmt)
     v = denote(stmt.expr, k, sem)
     return sem.interp.update(sem.store, stmt.target, k, v, bounds)
@@ -323,7 +327,7 @@ class ArrayInterpretation:
             return equation(e, k, sem)
         entry = self._tables.get(id(e))
         if entry is None or entry[0] is not sem.store or entry[1] != sem.pad:
-            bounds = tuple(sem.bound(d) for d in sem.type(e))
+            bounds = sem.bounds(sem.type(e))
             if math.prod(bounds) > self._table_limit:
                 return equation(e, k, sem)
             grid = self.domain(bounds, None)  # type: ignore[arg-type]  # no statement: a subexpression

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import NO_SPAN, Span, TeilTypeError, TeilUnknown
 from .printer import format_shape
@@ -164,6 +165,10 @@ class Checker:
     def require_shape(self, t0: Shape, t1: Shape, rule: str, span: Span,
                       what: str) -> tuple[SideCondition, ...]:
         """``t0 = t1`` extent by extent (T-Elem, OK-Stmt)."""
+        if t0 is t1:
+            return ()
+        if not (isinstance(t0, tuple) and isinstance(t1, tuple)):  # unknown ranks: one premise
+            return (self.require(t0, "==", t1, rule, span, what),)  # type: ignore[arg-type]
         if len(t0) != len(t1):
             raise TeilTypeError(f"{what}: {format_shape(t0)} and {format_shape(t1)} differ in rank "
                                 f"({len(t0)} vs {len(t1)})", span, rule)
@@ -180,11 +185,18 @@ class Checker:
         if isinstance(d, int):
             if d < 1:
                 raise TeilTypeError(f"extent {d} is not a positive integer", span, rule)
-        elif d not in self.solver.vars:
-            raise TeilTypeError(f"{d!r} is not a declared shape parameter (declare it with `param {d}`)",
-                                span, rule)
+        elif isinstance(d, str):
+            if d not in self.solver.vars:
+                raise TeilTypeError(f"{d!r} is not a declared shape parameter (declare it with `param {d}`)",
+                                    span, rule)
+        else:  # a symbolic extent of a rank-generic proof schema: positive is a premise
+            self.require(1, "<=", d, rule, span, "an extent is positive")
 
-    def position(self, i: int, lo: int, hi: int, rule: str, span: Span, what: str) -> None:
+    def position(self, i: Any, lo: Any, hi: Any, rule: str, span: Span, what: str) -> None:
+        if not all(isinstance(x, int) for x in (i, lo, hi)):  # a rank-generic schema: premises
+            self.require(lo, "<=", i, rule, span, f"{what} >= {lo}")
+            self.require(i, "<=", hi, rule, span, f"{what} within the rank")
+            return
         if not lo <= i <= hi:
             rng = f"{lo}..{hi}" if lo <= hi else "none: the argument has too small a rank"
             why = " (the second position must come after the first)" if "second" in what and i < lo else ""
@@ -196,7 +208,20 @@ class Checker:
             raise TeilTypeError(f"slice index {m} is not a positive integer (indices are 1-based)", span, rule)
         self.extent(m, rule, span)
 
+    def same_rank(self, t0: Shape, t1: Shape, rule: str, span: Span, what: str) -> bool:
+        """Whether two shapes have one rank; for shapes of unknown rank (the rank-generic
+        proofs) that is a premise, as an extent equality is."""
+        r0, r1 = rank(t0), rank(t1)
+        if isinstance(r0, int) and isinstance(r1, int):
+            return r0 == r1
+        if t0 is not t1:
+            self.require(r0, "==", r1, rule, span, f"{what}: one rank")
+        return True
+
     def rank_at_least(self, t: Shape, k: int, rule: str, span: Span, op: str) -> None:
+        if not isinstance(rank(t), int):  # a shape of unknown rank (rank-generic proofs): a premise
+            self.require(k, "<=", rank(t), rule, span, f"`{op}` needs rank >= {k}")
+            return
         if len(t) < k:
             raise TeilTypeError(f"`{op}` needs an argument of rank >= {k}, found {format_shape(t)}",
                                 span, rule)
@@ -244,7 +269,7 @@ def t_elem(c: Checker, e: Elem) -> Derivation:
     if e.op == "div" and t1 == () and t0 != ():
         return t_sdiv(e, d0, d1)
     hint = ""
-    if len(t0) != len(t1):
+    if not c.same_rank(t0, t1, "T-Elem", e.span, f"operands of `{e.op}`"):
         if e.op == "mul" and t1 == ():
             hint = " (T-SMul scales from the left: write `mul s e`)"
         elif e.op == "div" and t0 == ():
@@ -295,13 +320,13 @@ def t_diag(c: Checker, e: Diag) -> Derivation:
     n0, n1 = d.shape[0], d.shape[1]
     side = () if n0 == n1 else (c.require(n0, "==", n1, "T-Diag", e.span,
                                           "the diagonal's two extents must agree"),)
-    return Derivation("T-Diag", e, (n0, *d.shape[2:]), (d,), side)
+    return Derivation("T-Diag", e, (n0,) + d.shape[2:], (d,), side)
 
 
 def t_transp(c: Checker, e: Transp) -> Derivation:
     """T-Transp: e : t, 1 <= i < rank t  ⟹  transp i e : swap_i t."""
     d = c.infer(e.arg)
-    c.position(e.i, 1, len(d.shape) - 1, "T-Transp", e.span, "`transp` position")
+    c.position(e.i, 1, rank(d.shape) - 1, "T-Transp", e.span, "`transp` position")
     return Derivation("T-Transp", e, swap(d.shape, e.i, e.i + 1), (d,))
 
 
@@ -309,7 +334,7 @@ def t_expa(c: Checker, e: Expa) -> Derivation:
     """T-Expa: e : t  ⟹  expa d e : [d] ++ t."""
     c.extent(e.d, "T-Expa", e.span)
     d = c.infer(e.arg)
-    return Derivation("T-Expa", e, (e.d, *d.shape), (d,))
+    return Derivation("T-Expa", e, (e.d,) + d.shape, (d,))
 
 
 def t_proj(c: Checker, e: Proj) -> Derivation:
@@ -330,7 +355,7 @@ def t_proj(c: Checker, e: Proj) -> Derivation:
 def t_red_at(c: Checker, e: RedAt) -> Derivation:
     """T-Red+: e : [n1..ni..nk]  ⟹  red i e : [n1..n̂i..nk]."""
     d = c.infer(e.arg)
-    c.position(e.i, 1, len(d.shape), "T-Red+", e.span, "`red` position")
+    c.position(e.i, 1, rank(d.shape), "T-Red+", e.span, "`red` position")
     return Derivation("T-Red+", e, remove(d.shape, e.i), (d,))
 
 
@@ -339,8 +364,8 @@ def t_contr_at(c: Checker, e: ContrAt) -> Derivation:
     d = c.infer(e.arg)
     if e.i >= e.j:
         raise TeilTypeError(f"`contr {e.i} {e.j}` needs its first position below its second", e.span, "T-Contr")
-    c.position(e.i, 1, len(d.shape) - 1, "T-Contr", e.span, "`contr` first position")
-    c.position(e.j, e.i + 1, len(d.shape), "T-Contr", e.span, "`contr` second position")
+    c.position(e.i, 1, rank(d.shape) - 1, "T-Contr", e.span, "`contr` first position")
+    c.position(e.j, e.i + 1, rank(d.shape), "T-Contr", e.span, "`contr` second position")
     ni, nj = d.shape[e.i - 1], d.shape[e.j - 1]
     side = () if ni == nj else (c.require(ni, "==", nj, "T-Contr", e.span,
                                           f"contracted dimensions {e.i} and {e.j} must agree"),)
@@ -352,8 +377,8 @@ def t_diag_at(c: Checker, e: DiagAt) -> Derivation:
     d = c.infer(e.arg)
     if e.i >= e.j:
         raise TeilTypeError(f"`diag {e.i} {e.j}` needs its first position below its second", e.span, "T-Diag")
-    c.position(e.i, 1, len(d.shape) - 1, "T-Diag", e.span, "`diag` first position")
-    c.position(e.j, e.i + 1, len(d.shape), "T-Diag", e.span, "`diag` second position")
+    c.position(e.i, 1, rank(d.shape) - 1, "T-Diag", e.span, "`diag` first position")
+    c.position(e.j, e.i + 1, rank(d.shape), "T-Diag", e.span, "`diag` second position")
     ni, nj = d.shape[e.i - 1], d.shape[e.j - 1]
     side = () if ni == nj else (c.require(ni, "==", nj, "T-Diag", e.span,
                                           f"diagonal dimensions {e.i} and {e.j} must agree"),)
@@ -363,8 +388,8 @@ def t_diag_at(c: Checker, e: DiagAt) -> Derivation:
 def t_transp_at(c: Checker, e: TranspAt) -> Derivation:
     """T-Transp: swaps dimensions i and j (i != j, either order)."""
     d = c.infer(e.arg)
-    c.position(e.i, 1, len(d.shape), "T-Transp", e.span, "`transp` position")
-    c.position(e.j, 1, len(d.shape), "T-Transp", e.span, "`transp` position")
+    c.position(e.i, 1, rank(d.shape), "T-Transp", e.span, "`transp` position")
+    c.position(e.j, 1, rank(d.shape), "T-Transp", e.span, "`transp` position")
     if e.i == e.j:
         raise TeilTypeError(f"`transp {e.i} {e.j}` swaps a dimension with itself", e.span, "T-Transp")
     return Derivation("T-Transp", e, swap(d.shape, e.i, e.j), (d,))
@@ -374,7 +399,7 @@ def t_expa_at(c: Checker, e: ExpaAt) -> Derivation:
     """T-Expa: e : [n1..nk]  ⟹  expa i d e : [n1..n_{i-1}, d, n_i..nk]."""
     c.extent(e.d, "T-Expa", e.span)
     d = c.infer(e.arg)
-    c.position(e.i, 1, len(d.shape) + 1, "T-Expa", e.span, "`expa` position")
+    c.position(e.i, 1, rank(d.shape) + 1, "T-Expa", e.span, "`expa` position")
     return Derivation("T-Expa", e, insert(d.shape, e.i, e.d), (d,))
 
 
@@ -382,7 +407,7 @@ def t_proj_at(c: Checker, e: ProjAt) -> Derivation:
     """T-Proj: e : [..n_i..], 1 <= m <= n_i  ⟹  proj i m e drops dimension i."""
     c.index(e.m, "T-Proj", e.span)
     d = c.infer(e.arg)
-    c.position(e.i, 1, len(d.shape), "T-Proj", e.span, "`proj` position")
+    c.position(e.i, 1, rank(d.shape), "T-Proj", e.span, "`proj` position")
     n = d.shape[e.i - 1]
     side = () if e.m == n else (c.require(e.m, "<=", n, "T-Proj", e.span,
                                           f"the projected slice of dimension {e.i} must exist"),)
@@ -407,21 +432,38 @@ _DIALECT: dict[str, frozenset[type]] = {
 # --------------------------------------------------------------------------
 
 
-def swap(t: tuple, i: int, j: int) -> tuple:
-    """Swap 1-based positions ``i`` and ``j`` of a tuple (shapes and multi-indices alike)."""
-    lst = list(t)
-    lst[i - 1], lst[j - 1] = lst[j - 1], lst[i - 1]
-    return tuple(lst)
+def rank(t: Any) -> Any:
+    """The rank of a shape or multi-index: ``len`` of a tuple, the length term of a
+    :class:`~core_teil.sequences.Seq` (a shape of unknown rank in the rank-generic proofs)."""
+    return len(t) if isinstance(t, tuple) else t.length
 
 
-def remove(t: tuple, i: int) -> tuple:
+def map_shape(f: Callable[[Any], Any], t: Any) -> Any:
+    """``f`` applied to every extent of a shape (a tuple, or a :class:`~core_teil.sequences.Seq`)."""
+    return tuple(f(d) for d in t) if isinstance(t, tuple) else t.map(f)
+
+
+def swap(t: Any, i: Any, j: Any) -> Any:
+    """Swap 1-based positions ``i`` and ``j`` of a tuple (shapes and multi-indices alike).
+
+    Written with slices and concatenation only, so that the rank-generic proofs
+    run this very definition on a sequence of unknown length (and unknown ``i``)."""
+    if isinstance(i, int) and isinstance(j, int):
+        if i == j:
+            return t
+        if i > j:
+            i, j = j, i
+    return t[: i - 1] + (t[j - 1],) + t[i : j - 1] + (t[i - 1],) + t[j:]
+
+
+def remove(t: Any, i: Any) -> Any:
     """Drop the 1-based position ``i``."""
     return t[: i - 1] + t[i:]
 
 
-def insert(t: tuple, i: int, x: object) -> tuple:
+def insert(t: Any, i: Any, x: object) -> Any:
     """Insert ``x`` so that it stands at 1-based position ``i``."""
-    return (*t[: i - 1], x, *t[i - 1 :])
+    return t[: i - 1] + (x,) + t[i - 1 :]
 
 
 # --------------------------------------------------------------------------

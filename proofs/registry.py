@@ -9,9 +9,10 @@ from .kernel import Lemma
 
 @cache
 def lemmas() -> tuple[Lemma, ...]:
-    from . import laws, padding, prover, safety, sums
+    from . import engines, laws, padding, prover, ranks, safety, sums
 
-    out = (*sums.lemmas(), *safety.lemmas(), *padding.lemmas(), *laws.lemmas(), *prover.lemmas())
+    out = (*sums.lemmas(), *safety.lemmas(), *ranks.lemmas(), *padding.lemmas(), *engines.lemmas(), *laws.lemmas(),
+           *prover.lemmas())
     names = [lem.name for lem in out]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

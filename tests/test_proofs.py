@@ -74,7 +74,7 @@ def test_an_expected_refutation_must_refute() -> None:
 
 
 def test_structural_induction_needs_a_step_for_every_constructor() -> None:
-    steps = {lem.name: lem for lem in registry.lemmas() if lem.name.startswith("WD-")}
+    steps = {lem.name: lem for lem in registry.lemmas() if lem.name.startswith("WD-") and not lem.name.endswith(")")}
     results = {name: kernel.LemmaResult(name, Status.PROVED, 0.0, 1) for name in steps}
     lemma43 = lemma("Lemma 4.3")
     assert Book({**steps, lemma43.name: lemma43}, dict(results)).conclude(lemma43).accepted

@@ -1,0 +1,157 @@
+"""The reference engine at ranks 7 to 10, concretely: what the symbolic lemmas do not reach.
+
+The rank-generic lemmas (:mod:`proofs.ranks`) prove eval.py's *equations* and
+typing.py's rules for every rank, and the padding invariant is proved for
+ranks up to ``RANK_BOUND``.  Two things stay outside them: the numpy
+interpretation itself (``eval.ArrayInterpretation``: domains, updates,
+reads, sums, tabulation) and the padded value semantics above
+``RANK_BOUND``.  This check runs them at ranks 7..10 on every Core
+constructor (transp at its first, middle and last positions) and compares
+
+- the reference engine with the operators written independently as numpy axis
+  operations (``sum(axis=0)``, ``trace``, ``diagonal``, ``swapaxes``,
+  ``broadcast_to``, ``multiply.outer``, indexing), element operations by
+  Definition 4 and 8 (shown equal to the Z3 arithmetic by ``Definition 4
+  (Z3 = numpy)``);
+- the padded run (M = 2 and 3) with the unpadded one on the original domain,
+  and the padding with {0, •} (Inv (a) and (b) of :mod:`proofs.padding`).
+
+It is a check of concrete instances (as ``Lemma 4.1 (exhaustive)`` is), not a
+proof: the instances are listed by :func:`instances`, inputs are fixed by a
+seed, and they hold • and 0 where the padding invariant is tight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import z3
+
+from core_teil import eval as ev
+from core_teil.syntax import Alloc, Contr, Diag, Elem, Expa, Expr, Prod, Program, Proj, Red, Stmt, Transp, Var
+from core_teil.typing import check_program
+
+from .kernel import Lemma, Obligation, Rule
+
+#: The ranks checked here, above the RANK_BOUND of the instantiated lemmas.
+HIGH_RANKS = range(7, 11)
+SEED = 42
+
+
+def shape(r: int) -> tuple[int, ...]:
+    """Extents > 1 at the front (diag, contr, proj) and at the back (the positions a
+    rank-limited bug gets wrong), 1 between; 24 elements at every rank >= 4."""
+    return (2, 2, *(1,) * (r - 4), 2, 3) if r >= 4 else (2,) * r
+
+
+def instances(r: int) -> Iterator[tuple[Expr, dict[str, tuple[int, ...]]]]:
+    """One expression per Core constructor with a result or argument of rank ``r``."""
+    X, Y, S = Var("X"), Var("Y"), Var("S")
+    t = shape(r)
+    yield X, {"X": t}
+    for op in ("add", "sub", "mul", "div"):
+        yield Elem(op, X, Y), {"X": t, "Y": t}
+    yield Elem("mul", S, X), {"S": (), "X": t}
+    yield Elem("div", X, S), {"X": t, "S": ()}
+    yield Prod(X, Y), {"X": t[: r - 3], "Y": t[r - 3 :]}
+    yield Red(X), {"X": t}
+    yield Contr(X), {"X": t}
+    yield Diag(X), {"X": t}
+    for i in sorted({1, r // 2, r - 2, r - 1}):
+        yield Transp(i, X), {"X": t}
+    yield Expa(2, X), {"X": t[1:]}
+    yield Proj(2, X), {"X": t}
+
+
+def operators(e: Expr, env: dict[str, np.ndarray]) -> np.ndarray:
+    """The paper's operators as numpy axis operations (Fig. 6), written without eval.py."""
+    arith = ev.ArrayInterpretation.arith
+    if isinstance(e, Var):
+        return env[e.name]
+    if isinstance(e, Elem):
+        return np.asarray(arith(None, e.op, operators(e.left, env), operators(e.right, env)))  # type: ignore[arg-type]
+    if isinstance(e, Prod):
+        return np.multiply.outer(operators(e.left, env), operators(e.right, env))
+    a = operators(e.arg, env)  # type: ignore[attr-defined]
+    if isinstance(e, Red):
+        return a.sum(axis=0)
+    if isinstance(e, Contr):
+        return np.trace(a, axis1=0, axis2=1)
+    if isinstance(e, Diag):
+        return np.moveaxis(np.diagonal(a, axis1=0, axis2=1), -1, 0)
+    if isinstance(e, Transp):
+        return np.swapaxes(a, e.i - 1, e.i)
+    if isinstance(e, Expa):
+        return np.broadcast_to(a, (e.d, *a.shape))  # type: ignore[arg-type]
+    if isinstance(e, Proj):
+        return a[e.m - 1]  # type: ignore[operator]
+    raise ValueError(f"no operator for {type(e).__name__}")
+
+
+def inputs_for(holes: dict[str, tuple[int, ...]], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Small integers (sums are exact), with 0 and • (NaN) among them."""
+    out = {}
+    for x, t in holes.items():
+        v = rng.integers(-3, 4, size=t).astype(np.float64)
+        v[rng.random(t) < 0.1] = np.nan
+        out[x] = v
+    return out
+
+
+def _program(expr: Expr, holes: dict[str, tuple[int, ...]], out_shape: tuple[int, ...]) -> Program:
+    decls = (*(Alloc(x, t, "input") for x, t in holes.items()), Alloc("Z", out_shape, "output"))
+    return Program("core", decls, (Stmt("Z", expr),))
+
+
+def padded_store(typed: Any, inputs: dict[str, np.ndarray], pad: int) -> np.ndarray:
+    interp = ev.ArrayInterpretation(typed)
+    store = ev.initial_store(typed, interp, inputs, pad)
+    return ev.eval_prog(ev.Sem(typed, interp, store, pad))["Z"]
+
+
+def check(expr: Expr, holes: dict[str, tuple[int, ...]], rng: np.random.Generator) -> Iterator[tuple[str, str]]:
+    """(claim, what went wrong) for every claim that fails on this instance."""
+    inputs = inputs_for(holes, rng)
+    want = np.asarray(operators(expr, inputs), dtype=np.float64)
+    typed = check_program(_program(expr, holes, want.shape))
+    got = ev.evaluate(typed, inputs)["Z"]
+    if got.shape != want.shape or not np.array_equal(got, want, equal_nan=True):
+        yield "reference = numpy operators", f"got {got.ravel()[:8]}, the operators give {want.ravel()[:8]}"
+    for pad in (2, 3):
+        P = padded_store(typed, inputs, pad)
+        inside = tuple(slice(0, n) for n in want.shape)
+        if not np.array_equal(P[inside], got, equal_nan=True):
+            yield f"padded (M = {pad}) = unpadded on Γ", "the padded run differs on the original domain"
+        padding = np.ones(P.shape, dtype=bool)
+        padding[inside] = False
+        if not np.all((P[padding] == 0) | np.isnan(P[padding])):
+            yield f"padding (M = {pad}) holds 0 or •", "a value other than 0 or • in the padding"
+
+
+def obligations() -> Iterator[Obligation]:
+    rng = np.random.default_rng(SEED)
+    for r in HIGH_RANKS:
+        for expr, holes in instances(r):
+            label = f"{_show(expr)} at rank {r}"
+            failures = list(check(expr, holes, rng))
+            yield Obligation(f"{label}: reference engine, padded and unpadded", (), z3.BoolVal(bool(failures)),
+                             _explain(label, failures), rank=r)
+
+
+def _explain(label: str, failures: list[tuple[str, str]]) -> Callable[[z3.ModelRef], str]:
+    return lambda m: f"{label}: " + "; ".join(f"{claim} fails: {why}" for claim, why in failures)
+
+
+def _show(e: Expr) -> str:
+    from .schema import repr_expr
+
+    return repr_expr(e, {})
+
+
+def lemmas() -> list[Lemma]:
+    return [Lemma("Engines at ranks 7-10", "paper Fig. 6 (operators); report Theorem 3 (concretely)",
+                  "the reference engine computes the paper's operators at ranks 7..10, and padded runs "
+                  "(M = 2, 3) equal unpadded ones there, with 0 or • in the padding", obligations,
+                  Rule.ENUMERATION)]

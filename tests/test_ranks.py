@@ -1,0 +1,264 @@
+"""The rank-generic proofs (proofs/ranks.py): the Seq reading of tuple operations, and rank-7 bugs caught."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+import z3
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core_teil import eval as ev
+from core_teil import typing as ty
+from core_teil.sequences import RankUndecided, Seq
+from core_teil.syntax import Diag, Elem, Expa, Red, Transp
+from proofs import engines, ranks
+from proofs.kernel import Status, check_lemma
+
+LEMMAS = {lem.name: lem for lem in ranks.lemmas()}
+BUILT = sorted(name for name, lem in LEMMAS.items() if lem.build is not None)
+
+
+def concrete(s: Seq) -> tuple[int, ...]:
+    n = z3.simplify(s.length).as_long()
+    return tuple(z3.simplify(s[j]).as_long() for j in range(n))
+
+
+# -- one definition, two readings: tuple operations vs their Seq terms ------------------------
+
+small = st.lists(st.integers(1, 9), max_size=8).map(tuple)
+
+
+@settings(max_examples=60, deadline=None)
+@given(small, st.integers(0, 10), st.integers(0, 10))
+def test_slices_are_pythons(t: tuple, a: int, b: int) -> None:
+    s = Seq.of(t)
+    assert concrete(s[a:b]) == t[a:b]
+    assert concrete(s[a:]) == t[a:]
+    assert concrete(s[:b]) == t[:b]
+
+
+@settings(max_examples=60, deadline=None)
+@given(small, small, st.integers(1, 9))
+def test_concatenation_is_pythons(t: tuple, u: tuple, x: int) -> None:
+    assert concrete(Seq.of(t) + Seq.of(u)) == t + u
+    assert concrete((x,) + Seq.of(t)) == (x, *t)
+    assert concrete(Seq.of(t) + u) == t + u
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_swap_insert_remove_are_the_tuple_ones(data: st.DataObject) -> None:
+    t = data.draw(st.lists(st.integers(1, 9), min_size=2, max_size=8).map(tuple))
+    i = data.draw(st.integers(1, len(t)))
+    j = data.draw(st.integers(1, len(t)))
+    assert concrete(ty.swap(Seq.of(t), i, j)) == ty.swap(t, i, j)
+    # a symbolic position, as transp's i is in the proofs
+    if i < len(t):
+        assert concrete(ty.swap(Seq.of(t), z3.IntVal(i), z3.IntVal(i) + 1)) == ty.swap(t, i, i + 1)
+    assert concrete(ty.remove(Seq.of(t), i)) == ty.remove(t, i)
+    assert concrete(ty.insert(Seq.of(t), i, 7)) == ty.insert(t, i, 7)
+    assert concrete(ty.map_shape(lambda d: d + 1, Seq.of(t))) == tuple(d + 1 for d in t)
+
+
+def test_the_tuple_operations_are_the_lists_ones() -> None:
+    t = (1, 2, 3, 4, 5)
+    assert ty.swap(t, 2, 4) == (1, 4, 3, 2, 5) == ty.swap(t, 4, 2)
+    assert ty.swap(t, 3, 3) == t
+    assert ty.insert(t, 6, 0) == (1, 2, 3, 4, 5, 0) and ty.insert(t, 1, 0) == (0, 1, 2, 3, 4, 5)
+    assert ty.remove(t, 5) == (1, 2, 3, 4) and ty.rank(t) == 5
+
+
+def test_a_seq_refuses_what_needs_a_concrete_rank() -> None:
+    s = Seq.fresh("T")
+    with pytest.raises(RankUndecided):
+        len(s)
+    with pytest.raises(RankUndecided):
+        tuple(s)
+    with pytest.raises(RankUndecided):
+        _ = s == ()  # could be empty
+    assert Seq.fresh("U", nonempty=True) != ()
+    with pytest.raises(RankUndecided):
+        s[-1]
+
+
+# -- the lemmas ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", BUILT)
+def test_every_generic_lemma_is_proved(name: str) -> None:
+    r = check_lemma(LEMMAS[name])
+    assert r.status is Status.PROVED, (r.failed, r.counterexample)
+    assert r.obligations >= 1
+
+
+@contextmanager
+def patched(table: Any, key: Any, fn: Any) -> Iterator[None]:
+    get = table.__getitem__ if isinstance(table, dict) else lambda k: getattr(table, k)
+    put = table.__setitem__ if isinstance(table, dict) else lambda k, v: setattr(table, k, v)
+    old = get(key)
+    put(key, fn)
+    try:
+        yield
+    finally:
+        put(key, old)
+
+
+def _reported_rank(text: str) -> int:
+    m = re.search(r"rank (\d+)", text)
+    assert m, text
+    return int(m.group(1))
+
+
+def diag_upto_7(e: Diag, k: Any, sem: ev.Sem) -> Any:
+    return ev.denote(e.arg, (k[0], k[0]) + k[1:6], sem)  # right for every rank below 8
+
+
+def red_upto_6(e: Red, k: Any, sem: ev.Sem) -> Any:
+    n = sem.bound(sem.type(e.arg)[0])
+    return sem.interp.sum(n, lambda m: ev.denote(e.arg, (m,) + k[:5], sem), e)
+
+
+def transp_identity_from_7(e: Transp, k: Any, sem: ev.Sem) -> Any:
+    return ev.denote(e.arg, ty.swap(k, e.i, e.i + 1) if ty.rank(k) < 7 else k, sem)
+
+
+def t_red_upto_6(c: ty.Checker, e: Red) -> ty.Derivation:
+    d = c.infer(e.arg)
+    c.rank_at_least(d.shape, 1, "T-Red", e.span, "red")
+    return ty.Derivation("T-Red", e, d.shape[1:6], (d,))
+
+
+@pytest.mark.parametrize(("table", "key", "fn", "lemma", "at_least"), [
+    (ev.EQUATIONS, Diag, diag_upto_7, "WD-Diag (all ranks)", 8),
+    (ev.EQUATIONS, Red, red_upto_6, "WD-Red (all ranks)", 7),
+    (ty._RULES, Red, t_red_upto_6, "WD-Red (all ranks)", 7),
+])
+def test_an_equation_wrong_only_from_rank_7_is_refuted(table: Any, key: Any, fn: Callable, lemma: str,
+                                                       at_least: int) -> None:
+    assert check_lemma(LEMMAS[lemma]).status is Status.PROVED
+    with patched(table, key, fn):
+        r = check_lemma(LEMMAS[lemma])
+    assert r.status is Status.REFUTED
+    assert _reported_rank(r.counterexample or "") >= at_least, r.counterexample
+
+
+def test_an_equation_that_asks_for_the_rank_is_not_proved_for_every_rank() -> None:
+    with patched(ev.EQUATIONS, Transp, transp_identity_from_7):
+        r = check_lemma(LEMMAS["WD-Transp (all ranks)"])
+    assert r.status is Status.REFUTED
+    assert "concrete rank" in (r.counterexample or ""), r.counterexample
+
+
+def st_stmt_upto_6(stmt: Any, sem: ev.Sem) -> Any:
+    bounds = sem.bounds(sem.typed.gamma[stmt.target])[:6]
+    k = sem.interp.domain(bounds, stmt)
+    return sem.interp.update(sem.store, stmt.target, k, ev.denote(stmt.expr, k, sem), bounds)
+
+
+def st_stmt_reads_new(stmt: Any, sem: ev.Sem) -> Any:
+    bounds = sem.bounds(sem.typed.gamma[stmt.target])
+    k = sem.interp.domain(bounds, stmt)
+    first = sem.interp.update(sem.store, stmt.target, k, ev.denote(stmt.expr, k, sem), bounds)
+    sem.interp.path.append(z3.BoolVal(True))
+    v = ev.denote(stmt.expr, k, replace(sem, store=first))  # μ' where St-Stmt reads μ
+    return sem.interp.update(sem.store, stmt.target, k, v, bounds)
+
+
+@pytest.mark.parametrize("fn", [st_stmt_upto_6, st_stmt_reads_new])
+def test_st_stmt_mutants_are_refuted_for_every_rank(fn: Callable) -> None:
+    with patched(ev, "st_stmt", fn):
+        r = check_lemma(LEMMAS["Lemma 4.5 (all ranks)"])
+    assert r.status is Status.REFUTED, r
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, ranks.ST_SEQ_LENGTH - 1])
+def test_eval_prog_that_stops_early_is_refuted(n: int) -> None:
+    def first_n(sem: ev.Sem) -> Any:
+        for stmt in sem.typed.program.stmts[:n]:
+            sem = replace(sem, store=ev.st_stmt(stmt, sem))
+        return sem.store
+
+    with patched(ev, "eval_prog", first_n):
+        r = check_lemma(LEMMAS["St-Seq (all ranks)"])
+    assert r.status is Status.REFUTED
+    assert f"{n + 1} statement(s)" in (r.failed or ""), r.failed
+
+
+def t_transp_to_rank(c: ty.Checker, e: Transp) -> ty.Derivation:
+    d = c.infer(e.arg)
+    c.position(e.i, 1, ty.rank(d.shape), "T-Transp", e.span, "`transp` position")  # i <= rank
+    return ty.Derivation("T-Transp", e, ty.swap(d.shape, e.i, e.i + 1), (d,))
+
+
+def t_elem_no_extents(c: ty.Checker, e: Any) -> ty.Derivation:
+    d0, d1 = c.infer(e.left), c.infer(e.right)
+    if e.op == "mul" and d0.shape == () and d1.shape != ():
+        return ty.t_smul(e, d0, d1)
+    if e.op == "div" and d1.shape == () and d0.shape != ():
+        return ty.t_sdiv(e, d0, d1)
+    c.same_rank(d0.shape, d1.shape, "T-Elem", e.span, "operands")
+    return ty.Derivation("T-Elem", e, d0.shape, (d0, d1))  # extents not compared
+
+
+@pytest.mark.parametrize(("key", "fn", "rule"), [
+    (Transp, t_transp_to_rank, "T-Transp"),
+    (Red, t_red_upto_6, "T-Red"),
+    (Elem, t_elem_no_extents, "T-Elem"),
+])
+def test_a_typing_rule_that_accepts_too_much_is_refuted_at_every_rank(key: type, fn: Callable, rule: str) -> None:
+    with patched(ty._RULES, key, fn):
+        r = check_lemma(LEMMAS[f"Lemma 4.1 case {rule} (all ranks)"])
+    assert r.status is Status.REFUTED
+    assert "checker ⟹ rules" in (r.failed or ""), r.failed
+
+
+# -- the engines at ranks 7..10 (proofs/engines.py) ---------------------------------------------
+
+ENGINES = engines.lemmas()[0]
+
+
+def domain_upto_6(self: ev.ArrayInterpretation, bounds: tuple, stmt: Any) -> Any:
+    kept = (*bounds[:6], *(1 for _ in bounds[6:]))  # positions from 7 on not enumerated
+    return tuple(np.ogrid[tuple(slice(1, n + 1) for n in kept)]) if bounds else ()
+
+
+def expa_guard_from_7(e: Any, k: Any, sem: ev.Sem) -> Any:
+    v = ev.denote(e.arg, k[1:], sem)
+    if sem.pad is not None:
+        v = sem.interp.guard(k[0] if ty.rank(k) < 7 else k[1], sem.interp.extent(e.d), v)
+    return v
+
+
+def test_the_engines_agree_with_the_operators_at_ranks_7_to_10() -> None:
+    r = check_lemma(ENGINES)
+    assert r.status is Status.PROVED, r.counterexample
+    assert r.obligations == sum(len(list(engines.instances(n))) for n in engines.HIGH_RANKS)
+
+
+def test_a_numpy_domain_that_stops_at_rank_6_is_caught() -> None:
+    with patched(ev.ArrayInterpretation, "domain", domain_upto_6):
+        r = check_lemma(ENGINES)
+    assert r.status is Status.REFUTED
+    assert "at rank 7: reference = numpy operators fails" in (r.counterexample or ""), r.counterexample
+
+
+def test_a_padded_guard_wrong_from_rank_7_is_caught_twice() -> None:
+    with patched(ev.EQUATIONS, Expa, expa_guard_from_7):
+        concrete = check_lemma(ENGINES)
+        generic = check_lemma(LEMMAS["Pad-WD-Expa (all ranks)"])
+    assert concrete.status is Status.REFUTED and "rank 7" in (concrete.counterexample or "")
+    assert generic.status is Status.REFUTED and "concrete rank" in (generic.counterexample or "")
+
+
+def test_the_operators_are_numpys_not_evals() -> None:
+    import inspect
+
+    src = inspect.getsource(engines.operators)
+    assert "denote" not in src and "EQUATIONS" not in src
