@@ -13,7 +13,8 @@ length, operations as ``Lambda`` terms).
 Only what a finite tuple would do is defined; a ``Seq`` cannot be iterated or
 measured with ``len`` (both would need a concrete rank), so an equation that
 does either fails loudly instead of being proven at a few ranks.  Slicing
-follows Python's: bounds are clamped to ``[0, length]``.
+and indexing follow Python's: a negative position counts from the end, slice
+bounds are clamped to ``[0, length]``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ def _int(x: IntLike) -> z3.ArithRef:
 
 
 def _clamp(x: z3.ArithRef, n: z3.ArithRef) -> z3.ArithRef:
-    """``min(max(x, 0), n)``: where Python puts a slice bound."""
+    """Where Python puts a slice bound ``x`` of a sequence of length ``n``: a negative one
+    counts from the end, then the result is clamped to ``[0, n]``."""
+    x = z3.If(x < 0, n + x, x)
     return z3.If(x <= 0, z3.IntVal(0), z3.If(x >= n, n, x))
 
 
@@ -76,9 +79,8 @@ class Seq:
             hi = _clamp(_int(self.length if key.stop is None else key.stop), self.length)
             j = z3.Int(f"j!{next(_fresh)}")
             return Seq(z3.Lambda([j], self.arr[j + lo]), z3.If(hi >= lo, hi - lo, z3.IntVal(0)))
-        if isinstance(key, int) and key < 0:
-            raise RankUndecided("a negative position in a multi-index")
-        return self.arr[_int(key)]
+        key = _int(key)
+        return self.arr[z3.If(key < 0, self.length + key, key)]  # t[-1] is the last, as in Python
 
     def __add__(self, other: Seq | tuple) -> Seq:
         b = Seq.of(other) if isinstance(other, tuple) else other

@@ -228,8 +228,21 @@ def generic_schemata(case: str) -> Iterator[Generic]:
 
 #: The one property of ``⌈·⌉`` the padded reads use: ``n <= ⌈n⌉`` (report Definition 7; the
 #: lemma ``Definition 7`` proves it of ``symbolic.py``'s rounding for every ``M``).
+def ceil_property(ceil: Callable[[Any, Any], Any], n: z3.ArithRef) -> z3.BoolRef:
+    return z3.Implies(n >= 1, n <= ceil(M, n))
+
+
 _n = z3.Int("n")
-CEIL_AXIOM = z3.ForAll([_n], z3.Implies(_n >= 1, _n <= CEIL(M, _n)))
+CEIL_AXIOM = z3.ForAll([_n], ceil_property(CEIL, _n))
+
+
+def ceil_axiom_obligations() -> Iterator[Obligation]:
+    """The axiom assumed of the abstract ``CEIL`` holds of the rounding the engines run
+    (``symbolic.py``'s ``ceil``, which Definition 7 characterises) for every ``M``."""
+    n = z3.Int("n")
+    rounding = sym.Z3Interpretation.ceil
+    yield Obligation("n >= 1 ⟹ n <= ⌈n⌉ (symbolic.py)", (M >= 1,),
+                     z3.Not(ceil_property(lambda m, x: rounding(None, x, m), n)))  # type: ignore[arg-type]
 
 
 def padding(pad: Any) -> list[z3.BoolRef]:
@@ -521,7 +534,9 @@ GENERIC_STEPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 
 
 def lemmas() -> list[Lemma]:
-    out = []
+    out = [Lemma("CEIL axiom", "report Definition 7; symbolic.py ceil", "the one property of ⌈·⌉ the rank-generic "
+                 "padded lemmas assume, n >= 1 ⟹ n <= ⌈n⌉, holds of the engines' rounding for every M",
+                 ceil_axiom_obligations)]
     for rule, cases in GENERIC_RULES:
         def build_rule(rule: str = rule) -> Iterator[Obligation]:
             yield from typing_rule_generic_obligations(rule)

@@ -84,8 +84,6 @@ def test_a_seq_refuses_what_needs_a_concrete_rank() -> None:
     with pytest.raises(RankUndecided):
         _ = s == ()  # could be empty
     assert Seq.fresh("U", nonempty=True) != ()
-    with pytest.raises(RankUndecided):
-        s[-1]
 
 
 # -- the lemmas ----------------------------------------------------------------------------
@@ -262,3 +260,32 @@ def test_the_operators_are_numpys_not_evals() -> None:
 
     src = inspect.getsource(engines.operators)
     assert "denote" not in src and "EQUATIONS" not in src
+
+
+@pytest.mark.parametrize(("k", "t", "inside"), [
+    ((1, 2), (2, 2), True), ((2, 2), (2, 2), True), ((), (), True),
+    ((0, 1), (2, 2), False), ((3, 1), (2, 2), False), ((1,), (2, 2), False), ((1, 1, 1), (2, 2), False),
+])
+def test_within_and_outside_are_bounds_and_length(k: tuple, t: tuple, inside: bool) -> None:
+    s = z3.Solver()
+    s.add(Seq.of(k).within(Seq.of(t)))
+    assert (s.check() == z3.sat) is inside
+    s = z3.Solver()
+    s.add(Seq.of(k).outside(Seq.of(t)))
+    assert (s.check() == z3.sat) is not inside
+
+
+@settings(max_examples=40, deadline=None)
+@given(small, st.integers(-10, 10), st.integers(-10, 10))
+def test_negative_positions_count_from_the_end(t: tuple, a: int, b: int) -> None:
+    assert concrete(Seq.of(t)[a:b]) == t[a:b]
+    if t and -len(t) <= a < len(t):
+        assert z3.simplify(Seq.of(t)[a]).as_long() == t[a]
+
+
+def test_the_ceil_axiom_is_the_engines_rounding() -> None:
+    assert check_lemma(LEMMAS["CEIL axiom"]).status is Status.PROVED
+    wrong = z3.Solver()
+    n = z3.Int("n")
+    wrong.add(ranks.M >= 1, z3.Not(ranks.ceil_property(lambda m, x: x - 1, n)))  # ⌈n⌉ = n - 1 is refuted
+    assert wrong.check() == z3.sat
