@@ -487,7 +487,7 @@ def st_stmt_generic_obligations(pad: Any = None) -> Iterator[Obligation]:
 
 #: St-Seq is checked on programs of 0..ST_SEQ_LENGTH statements (a bound on the program's length,
 #: not on ranks: ``eval_prog`` is a loop over a Python list, which has no symbolic length).
-ST_SEQ_LENGTH = 8
+ST_SEQ_LENGTH = 16
 
 
 def st_seq_generic_obligations() -> Iterator[Obligation]:
