@@ -42,7 +42,7 @@ from core_teil.eval import Sem, denote
 from core_teil.syntax import Contr, Diag, Elem, Expa, Prod, Proj, Red, RedAt, Stmt, Transp
 from core_teil.typing import Checker, Derivation, StmtDerivation, insert, swap
 
-from . import kernel, padding, prover, run, safety, schema, sums
+from . import kernel, laws, padding, prover, run, safety, schema, sums
 
 # --------------------------------------------------------------------------
 # Wrong equations (eval.py)
@@ -564,6 +564,14 @@ CATALOGUE: tuple[Mutant, ...] = (
            (Edit(kernel.Book.conclude, "if lemma.rule in RULES and not lemma.premises:", "if False:",
                  (("if uncovered:", "if False:"),)),),
            ("wrong: structural: no premises",)),
+    Mutant("sum-base-conclusion-lo+1", "z3.And(premise(lo), z3.Not(conclusion(lo + 1)))", "kernel.sum_induction",
+           _edit(kernel.sum_induction, "z3.And(premise(lo), z3.Not(conclusion(lo)))",
+                 "z3.And(premise(lo), z3.Not(conclusion(lo + 1)))"),
+           ("wrong: sum induction: a conclusion that fails at lo only",)),
+    Mutant("use-ignores-lo", "z3.And(*law.requires(*args), law.premise(SUM, *args, self.n))", "laws.Use.premise",
+           _edit(laws.Use.premise, "self.n >= law.lo(*args), ", ""), ("wrong: calculation: a use below its range",)),
+    Mutant("unknown-kills", "REJECTED = (REFUTED, VACUOUS, INCOMPLETE, UNKNOWN)", "kernel.REJECTED",
+           ((kernel, "REJECTED", (*kernel.REJECTED, kernel.Status.UNKNOWN)),), ("wrong: verdict: mutant undecided",)),
     Mutant("calc-link-trivial", "normal(prev != prev)", "kernel.calculation",
            _edit(kernel.calculation, "normal(prev != term)", "normal(prev != prev)"),
            ("wrong: calculation: a link nothing justifies",)),

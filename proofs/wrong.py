@@ -229,6 +229,11 @@ def _base_fails_at_lo() -> list[Lemma]:
     return _induction("n <= 0 → c = 0", lambda n: n <= 0, lambda n: _c == 0)
 
 
+def _conclusion_fails_at_lo() -> list[Lemma]:
+    """``n >= 1 ∨ c = 0`` for every n: false at 0 only, so only a base at lo sees it."""
+    return _induction("n >= 1 ∨ c = 0", lambda n: z3.BoolVal(True), lambda n: z3.Or(n >= 1, _c == 0))
+
+
 def _ranks(lo: int, hi: int, min_rank: int = 0) -> list[Lemma]:
     def build() -> Iterator[Obligation]:
         for r in range(lo, hi + 1):
@@ -286,6 +291,27 @@ def _instance_below_range() -> list[Lemma]:
                            uses=(sums.SCALAR_LEFT.instance(SUM, (h1, h2, c), zero),))]
 
     return [Lemma("Σ_{1..0} h2 = • if c = •", "wrong proof", "-", build, premises=(sums.SCALAR_LEFT.name,)),
+            sums.SCALAR_LEFT.lemma()]
+
+
+def _use_below_range() -> list[Lemma]:
+    """``Σ_{1..0} h2 = c · Σ_{1..0} h1`` for ``c = •`` (false: 0 = •) by a calculation whose one
+    link uses Sum-Scalar-Left at n = 0, below its range: the use's premise must say n >= 1."""
+    from .laws import Use
+
+    h1, h2 = sums._arrays("h1!wrong", "h2!wrong")
+    c = z3.Const("c!wrong", Value)
+    zero = z3.IntVal(0)
+    name = "Σ_{1..0} h2 = • · Σ_{1..0} h1"
+
+    def build() -> list[Obligation]:
+        from core_teil.symbolic import arith
+
+        obs, _ = calculation(name, (c == UNDEF,), SUM(h2, zero),
+                             [(arith("mul", c, SUM(h1, zero)), (Use(sums.SCALAR_LEFT, (h1, h2, c), zero),))])
+        return obs
+
+    return [Lemma(name, "wrong proof", "-", build, Rule.CALCULATION, premises=(sums.SCALAR_LEFT.name,)),
             sums.SCALAR_LEFT.lemma()]
 
 
@@ -352,9 +378,10 @@ def _verdict(perturb: str) -> Callable[[], str]:
                 r.results[lemma.name] = LemmaResult(ST_SEQ, Status.REFUTED, 0.0, 1)
             elif perturb == "lemma not run":
                 r.results.clear()
-            elif perturb == "mutant survived":
+            elif perturb in ("mutant survived", "mutant undecided"):
                 m = next(m for m in mutants.CATALOGUE if lemma.name in m.targets)
-                r.kills[m.name] = {lemma.name: passed}
+                status = Status.PROVED if perturb == "mutant survived" else Status.UNKNOWN
+                r.kills[m.name] = {lemma.name: LemmaResult(ST_SEQ, status, 0.0, 1)}
             elif perturb == "wrong proof accepted":
                 r.wrong[first] = LemmaResult(first, Status.REFUTED, 0.0, 1)
             elif perturb == "wrong proof undecided":
@@ -376,9 +403,9 @@ def _verdict(perturb: str) -> Callable[[], str]:
 
         _, base = report(run(False), 0.0, [])
         if not base.startswith("verified:"):
-            return f"the unperturbed run is not verified ({base}): the entry tests nothing"
+            return f"the unperturbed run was declared {base.split(':')[0]!r}: the entry tests nothing"
         _, last = report(run(True), 0.0, [])
-        return f"the run ended {last!r}" if last.startswith("verified:") else ""
+        return f"the run was declared {last.split(':')[0]!r}" if last.startswith("verified:") else ""
 
     return accepts
 
@@ -469,6 +496,8 @@ CORPUS: tuple[WrongProof, ...] = (
     WrongProof("sum induction: a step that fails at lo", "sum induction", "the step 0 -> 1 fails", _step_fails_at_lo),
     WrongProof("sum induction: a base that fails, premise at lo only", "sum induction",
                "premise(0) ∧ ¬conclusion(0)", _base_fails_at_lo),
+    WrongProof("sum induction: a conclusion that fails at lo only", "sum induction", "¬conclusion(0)",
+               _conclusion_fails_at_lo),
     # Structural induction
     WrongProof("structural: a missing case (each case in turn)", "structural induction",
                "no step for one constructor", variants=_each_case_missing),
@@ -513,6 +542,8 @@ CORPUS: tuple[WrongProof, ...] = (
                "Sum-Zero-Extension used where the summand is not 0", lambda: _calculation("false premise")),
     WrongProof("calculation: a link nothing justifies", "calculation", "red (expa d X) = X asserted",
                lambda: _calculation("unjustified")),
+    WrongProof("calculation: a use below its range", "calculation", "Sum-Scalar-Left used at n = 0",
+               _use_below_range),
     WrongProof("calculation: a link between terms equal only if a binder is captured", "calculation",
                "the inner binder named after the outer depth", lambda: _captured("a")),
     WrongProof("calculation: a link equal only if two binders count as one", "calculation",
@@ -526,6 +557,7 @@ CORPUS: tuple[WrongProof, ...] = (
     *(WrongProof(f"verdict: {what}", "verdict", why, accepts=_verdict(what)) for what, why in (
         ("error", "a worker failed"), ("lemma refuted", "a lemma is not accepted"),
         ("lemma not run", "a lemma has no result"), ("mutant survived", "a mutant is not killed"),
+        ("mutant undecided", "a mutant's target came back unknown"),
         ("wrong proof accepted", "the kernel accepted a wrong proof"),
         ("wrong proof undecided", "a wrong proof came back neither rejected nor accepted"),
         ("wrong proof not run", "a wrong proof has no result"),
@@ -548,7 +580,8 @@ def check(name: str) -> LemmaResult:
         if fooled:
             return LemmaResult(PREFIX + w.name, Status.REFUTED, dt, 1, Expect.PROVED, w.rule,
                                f"accepted ({w.rule}: {w.why}): {fooled}")
-        return LemmaResult(PREFIX + w.name, Status.PROVED, dt, 1, Expect.PROVED, None, None, "rejected")
+        return LemmaResult(PREFIX + w.name, Status.PROVED, dt, 1, Expect.PROVED, None, None,
+                           f"rejected ({w.rule}): {w.why}")
     variants = w.variants() if w.variants is not None else {"": w.lemmas()}  # type: ignore[misc]
     whys = []
     for label, lemmas in variants.items():
