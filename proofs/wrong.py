@@ -294,6 +294,20 @@ def _instance_below_range() -> list[Lemma]:
             sums.SCALAR_LEFT.lemma()]
 
 
+def _instance_without_requirement() -> list[Lemma]:
+    """``h(1) = 0 → Σ_{1..1} h = •`` (false) from an instance of Sum-Absorb at m0 = 1, where its
+    requirement (``h(m0) = •``) does not hold."""
+    (h,) = sums._arrays("h!wrong")
+    one = z3.IntVal(1)
+
+    def build() -> list[Obligation]:
+        return [Obligation("Σ_{1..1} h = • if h(1) = 0", (h[one] == ZERO,), z3.Not(sums.IS_UNDEF(SUM(h, one))),
+                           uses=(sums.ABSORB.instance(SUM, (h, one), one),))]
+
+    return [Lemma("Σ_{1..1} h = • if h(1) = 0", "wrong proof", "-", build, premises=(sums.ABSORB.name,)),
+            sums.ABSORB.lemma()]
+
+
 def _use_below_range() -> list[Lemma]:
     """``Σ_{1..0} h2 = c · Σ_{1..0} h1`` for ``c = •`` (false: 0 = •) by a calculation whose one
     link uses Sum-Scalar-Left at n = 0, below its range: the use's premise must say n >= 1."""
@@ -537,6 +551,8 @@ CORPUS: tuple[WrongProof, ...] = (
                "unknown", lambda: [z3_lemma("user", undecidable, premises=("used",)), _ok("used")]),
     WrongProof("premises: an instance of a sum law below its range", "premises",
                "Sum-Scalar-Left used at n = 0", _instance_below_range),
+    WrongProof("premises: an instance of a sum law without its requirement", "premises",
+               "Sum-Absorb used where h(m0) is not •", _instance_without_requirement),
     # Calculations (the cut rule, laws.Use)
     WrongProof("calculation: a use whose premise is false", "calculation",
                "Sum-Zero-Extension used where the summand is not 0", lambda: _calculation("false premise")),
