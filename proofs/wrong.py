@@ -308,6 +308,22 @@ def _instance_without_requirement() -> list[Lemma]:
             sums.ABSORB.lemma()]
 
 
+def _instance_premise_elsewhere() -> list[Lemma]:
+    """``h1(1) = 0, h2(1) = 1 → Σ_{1..1} h1 = Σ_{1..1} h2`` (false) from an instance of
+    Sum-Congruence at n = 1, whose premise ``h1 = h2 on [1, 1]`` fails: an instance must take
+    its premise at the bound it concludes about."""
+    h1, h2 = sums._arrays("h1!wrong", "h2!wrong")
+    one = z3.IntVal(1)
+
+    def build() -> list[Obligation]:
+        return [Obligation("Σ_{1..1} h1 = Σ_{1..1} h2 if h1(1) = 0, h2(1) = 1",
+                           (h1[one] == ZERO, h2[one] == Value.val(1)), SUM(h1, one) != SUM(h2, one),
+                           uses=(sums.CONGRUENCE.instance(SUM, (h1, h2), one),))]
+
+    return [Lemma("Σ h1 = Σ h2 from h1 ≠ h2", "wrong proof", "-", build, premises=(sums.CONGRUENCE.name,)),
+            sums.CONGRUENCE.lemma()]
+
+
 def _use_below_range() -> list[Lemma]:
     """``Σ_{1..0} h2 = c · Σ_{1..0} h1`` for ``c = •`` (false: 0 = •) by a calculation whose one
     link uses Sum-Scalar-Left at n = 0, below its range: the use's premise must say n >= 1."""
@@ -553,6 +569,8 @@ CORPUS: tuple[WrongProof, ...] = (
                "Sum-Scalar-Left used at n = 0", _instance_below_range),
     WrongProof("premises: an instance of a sum law without its requirement", "premises",
                "Sum-Absorb used where h(m0) is not •", _instance_without_requirement),
+    WrongProof("premises: an instance of a sum law whose premise fails", "premises",
+               "Sum-Congruence used where h1(1) ≠ h2(1)", _instance_premise_elsewhere),
     # Calculations (the cut rule, laws.Use)
     WrongProof("calculation: a use whose premise is false", "calculation",
                "Sum-Zero-Extension used where the summand is not 0", lambda: _calculation("false premise")),
