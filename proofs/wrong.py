@@ -390,8 +390,10 @@ def _verdict(perturb: str) -> Callable[[], str]:
         from .corpus import Recheck
         from .run import Run, report
 
-        lemma = Lemma(ST_SEQ, "wrong proof", "-", lambda: [true_claim()])
-        passed = LemmaResult(ST_SEQ, Status.PROVED, 0.0, 1)
+        # the one lemma of the run: named as the target of some mutant of the semantics
+        name = next(t for m in mutants.CATALOGUE for t in m.targets if not t.startswith((PREFIX, mutants.MUTANT)))
+        lemma = Lemma(name, "wrong proof", "-", lambda: [true_claim()])
+        passed = LemmaResult(name, Status.PROVED, 0.0, 1)
 
         def run(perturbed: bool) -> Run:
             known = {lemma.name} | names()
@@ -403,15 +405,15 @@ def _verdict(perturb: str) -> Callable[[], str]:
                 return r
             first = PREFIX + CORPUS[0].name
             if perturb == "error":
-                r.errors.append("lemma St-Seq: RuntimeError: a worker failed")
+                r.errors.append(f"lemma {name}: RuntimeError: a worker failed")
             elif perturb == "lemma refuted":
-                r.results[lemma.name] = LemmaResult(ST_SEQ, Status.REFUTED, 0.0, 1)
+                r.results[lemma.name] = LemmaResult(name, Status.REFUTED, 0.0, 1)
             elif perturb == "lemma not run":
                 r.results.clear()
             elif perturb in ("mutant survived", "mutant undecided"):
                 m = next(m for m in mutants.CATALOGUE if lemma.name in m.targets)
                 status = Status.PROVED if perturb == "mutant survived" else Status.UNKNOWN
-                r.kills[m.name] = {lemma.name: LemmaResult(ST_SEQ, status, 0.0, 1)}
+                r.kills[m.name] = {lemma.name: LemmaResult(name, status, 0.0, 1)}
             elif perturb == "wrong proof accepted":
                 r.wrong[first] = LemmaResult(first, Status.REFUTED, 0.0, 1)
             elif perturb == "wrong proof undecided":
