@@ -123,7 +123,9 @@ def tasks(lemmas: Sequence[Lemma], with_mutants: bool, with_corpus: bool, with_w
     out = [Task("lemma", lem.name, cost=lem.cost) for lem in lemmas if lem.build is not None]
     names = known_targets(lemmas, with_wrong)
     if with_wrong:
-        out += [Task("wrong", "wrong proofs", paths=tuple(w.name for w in wrong.CORPUS), cost=0.8)]
+        every = [w.name for w in wrong.CORPUS]
+        out += [Task("wrong", f"wrong proofs {i // 20 + 1}", paths=tuple(every[i:i + 20]), cost=1.0)
+                for i in range(0, len(every), 20)]
     if with_mutants:
         costs = {lem.name: lem.cost for lem in lemmas}
 
