@@ -167,7 +167,6 @@ class Obligation:
 def mentions(terms: Iterable[z3.ExprRef], symbol: str) -> bool:
     """Whether a function symbol named ``symbol`` occurs in ``terms`` (under binders too)."""
     return any(z3.is_app(t) and t.decl().name() == symbol for t in subterms(terms))
-    return False
 
 
 def case_of(e: Expr) -> str:
@@ -324,10 +323,11 @@ def canonical_model(s: z3.Solver, explain: Callable[[z3.ModelRef], str]) -> Mode
             if s.check() == z3.sat:
                 break
             s.pop()
-        else:
+        else:  # no ladder value is allowed: pin the one the model has (push discards the model)
             s.check()
+            forced = s.model().eval(t, model_completion=True)
             s.push()
-            s.add(t == s.model().eval(t, model_completion=True))
+            s.add(t == forced)
             s.check()
     return ModelView(s.model())
 
@@ -639,9 +639,12 @@ class Book:
             names = [p if p in self.lemmas else f"{p} (not among the lemmas run)" for p in missing]
             return LemmaResult(lemma.name, Status.UNKNOWN, seconds, count, lemma.expect,
                                "premise not accepted: " + ", ".join(names), None, note)
-        if own is not None:
-            return own
-        return LemmaResult(lemma.name, Status.PROVED, seconds, count, lemma.expect, None, None, note)
+        # Accepted: by this rule, from its own obligations (accepted above) and its premises.  The
+        # status is the rule's conclusion, not ``own``'s, so the check of ``own`` above is the only
+        # place its failures are caught (a wrong proof whose own obligation is unknown needs it).
+        status = Status.PROVED if lemma.expect is Expect.PROVED else Status.REFUTED
+        return LemmaResult(lemma.name, status, seconds, count, lemma.expect, own.failed if own else None,
+                           own.counterexample if own else None, note, rlimit=own.rlimit if own else 0)
 
 
 RULES = (Rule.STRUCTURAL, Rule.STATEMENTS, Rule.COROLLARY)

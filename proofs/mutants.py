@@ -42,7 +42,7 @@ from core_teil.eval import Sem, denote
 from core_teil.syntax import Contr, Diag, Elem, Expa, Prod, Proj, Red, RedAt, Stmt, Transp
 from core_teil.typing import Checker, Derivation, StmtDerivation, insert, swap
 
-from . import kernel, padding
+from . import kernel, laws, padding, prover, run, safety, schema, sums
 
 # --------------------------------------------------------------------------
 # Wrong equations (eval.py)
@@ -123,6 +123,30 @@ def st_stmt_unrounded(stmt: Stmt, sem: Sem) -> Any:
     return sem.interp.update(sem.store, stmt.target, k, v, bounds)
 
 
+def ev_elem_right_shifted(e: Elem, k: tuple, sem: Sem) -> Any:
+    """The right operand read one row down: out of bounds at its *second* read only."""
+    k0 = () if sem.type(e.left) == () else k
+    k1 = () if sem.type(e.right) == () else (k[0] + 1, *k[1:])
+    return sem.interp.arith(e.op, denote(e.left, k0, sem), denote(e.right, k1, sem))
+
+
+def ev_red_padded_short(e: Red, k: tuple, sem: Sem) -> Any:
+    """The padded ``red`` stops one short of ``⌈n⌉``: harmless where there is padding (the last
+    term is 0 or •), wrong exactly where ``n = ⌈n⌉``."""
+    n = sem.bound(sem.type(e.arg)[0]) - (1 if sem.pad is not None else 0)
+    return sem.interp.sum(n, lambda m: denote(e.arg, (m, *k), sem), e)
+
+
+def st_stmt_padding_one(stmt: Stmt, sem: Sem) -> Any:
+    """Padded St-Stmt writes 1 into the padding of ``x`` (Theorem 3's (b) broken by a statement)."""
+    bounds = tuple(sem.bound(d) for d in sem.typed.gamma[stmt.target])
+    k = sem.interp.domain(bounds, stmt)
+    v = denote(stmt.expr, k, sem)
+    if sem.pad is not None and k:
+        v = z3.If(sym.in_bounds(k, tuple(sem.interp.extent(d) for d in sem.typed.gamma[stmt.target])), v, sym.val(1))
+    return sem.interp.update(sem.store, stmt.target, k, v, bounds)
+
+
 def eval_prog_reversed(sem: Sem) -> Any:
     for stmt in reversed(sem.typed.program.stmts):
         sem = replace(sem, store=ev.st_stmt(stmt, sem))
@@ -175,6 +199,15 @@ def t_transp_to_rank(c: Checker, e: Transp) -> Derivation:
     return Derivation("T-Transp", e, swap(d.shape, e.i, e.i + 1) if e.i < len(d.shape) else d.shape, (d,))
 
 
+def t_transp_high_keeps_shape(c: Checker, e: Transp) -> Derivation:
+    """From position 3 on, ``transp`` keeps the shape: no rule above it in a 5-node expression
+    looks at positions >= 3 (proj, diag, contr, red, transp 1 look at the first two), so only a
+    comparison of the types themselves sees it."""
+    d = c.infer(e.arg)
+    c.position(e.i, 1, len(d.shape) - 1, "T-Transp", e.span, "`transp` position")
+    return Derivation("T-Transp", e, swap(d.shape, e.i, e.i + 1) if e.i < 3 else d.shape, (d,))
+
+
 def t_red_drops_last(c: Checker, e: Red) -> Derivation:
     d = c.infer(e.arg)
     c.rank_at_least(d.shape, 1, "T-Red", e.span, "red")
@@ -197,19 +230,22 @@ def ok_stmt_no_extents(c: Checker, s: Stmt) -> StmtDerivation:
 
 @dataclass(frozen=True)
 class Edit:
-    """``old`` replaced by ``new`` in the source of ``function`` (exactly one occurrence)."""
+    """``old`` replaced by ``new`` in the source of ``function`` (exactly one occurrence), and
+    so is each pair of ``also`` (a change of two lines of one function: two checks at once)."""
 
     function: Callable[..., Any]
     old: str
     new: str
+    also: tuple[tuple[str, str], ...] = ()
 
     def code(self) -> types.CodeType:
         fn = self.function
         src = textwrap.dedent(inspect.getsource(fn))
         if src.lstrip().startswith("@"):
             raise ValueError(f"mutant of {fn.__qualname__}: decorated functions are not edited")
-        if src.count(self.old) != 1:
-            raise ValueError(f"mutant of {fn.__qualname__}: {self.old!r} occurs {src.count(self.old)} times")
+        for old, _ in ((self.old, self.new), *self.also):
+            if src.count(old) != 1:
+                raise ValueError(f"mutant of {fn.__qualname__}: {old!r} occurs {src.count(old)} times")
         # The source on disk must be the code that runs (a file edited since the import would
         # make the "one-line change" a change of something else).  Recompiled, it must use the
         # same names and locals (the bytecode itself differs between a function compiled alone
@@ -217,7 +253,9 @@ class Edit:
         again = self._compile(fn, src)
         if (again.co_names, again.co_varnames) != (fn.__code__.co_names, fn.__code__.co_varnames):
             raise ValueError(f"mutant of {fn.__qualname__}: its source file changed since it was imported")
-        return self._compile(fn, src.replace(self.old, self.new))
+        for old, new in ((self.old, self.new), *self.also):
+            src = src.replace(old, new)
+        return self._compile(fn, src)
 
     @staticmethod
     def _compile(fn: Callable[..., Any], src: str) -> types.CodeType:
@@ -234,6 +272,9 @@ class Edit:
 
 
 Patch = tuple[Any, Any, Any] | Edit
+
+#: How a mutant names another as its target: it is killed when, with it applied, that one survives.
+MUTANT = "mutant: "
 
 
 @dataclass(frozen=True)
@@ -315,7 +356,8 @@ CATALOGUE: tuple[Mutant, ...] = (
            "monotonicity of its premise"),
     Mutant("unknown-as-proved", "if out.status is not Status.REFUTED:", "kernel.check_lemma",
            _edit(kernel.check_lemma, "if out.status is Status.PROVED:", "if out.status is not Status.REFUTED:"),
-           ("wrong: Z3: an obligation Z3 cannot decide", "wrong: corollary: a premise Z3 cannot decide"),
+           ("wrong: Z3: an obligation Z3 cannot decide", "wrong: corollary: a premise Z3 cannot decide",
+            "wrong: structural: a step Z3 cannot decide"),
            "the proof kernel counts unknown as proved"),
     Mutant("calc-premises-unchecked", "for use in ():  # no premise obligations", "kernel.calculation",
            _edit(kernel.calculation, "        for use in uses:\n", "        for use in ():\n"),
@@ -375,24 +417,191 @@ CATALOGUE: tuple[Mutant, ...] = (
            ("wrong: sum induction: a base that fails",)),
     Mutant("vacuity-unchecked", "verdict, which = Status.PROVED, ''", "kernel.check_lemma",
            _edit(kernel.check_lemma, "verdict, which = vacuity.verdict()", "verdict, which = Status.PROVED, ''"),
-           ("wrong: Z3: contradictory hypotheses",)),
+           ("wrong: Z3: contradictory hypotheses", "wrong: structural: a vacuous step",
+            "wrong: corollary: a vacuous premise")),
     Mutant("vacuity-without-uses", "return self.hypotheses  # SUM instances never checked", "kernel.Obligation",
            _edit(kernel.Obligation.context, "if self.uses and mentions(self.hypotheses, SUM_SYMBOL):", "if False:"),
-           ("wrong: Z3: contradictory hypotheses hidden by SUM instances",)),
+           ("wrong: Z3: contradictory hypotheses hidden by SUM instances",
+            "wrong: Z3: contradictory hypotheses about SUM under a binder")),
     Mutant("no-obligations-accepted", "if False:  # count == 0", "kernel.check_lemma",
            _edit(kernel.check_lemma, "if count == 0:", "if False:"), ("wrong: Z3: no obligation at all",)),
     Mutant("coverage-unchecked", "gap = ''", "kernel.check_lemma",
            _edit(kernel.check_lemma, "gap = coverage(lemma, ranks, cases)", "gap = ''"),
            ("wrong: Z3: a rank-indexed lemma checked at rank 0 only",)),
     Mutant("structural-cases-unchecked", "if False:  # uncovered cases", "kernel.Book.conclude",
-           _edit(kernel.Book.conclude, "if uncovered:", "if False:"), ("wrong: structural: a missing case",)),
+           _edit(kernel.Book.conclude, "if uncovered:", "if False:"),
+           ("wrong: structural: a missing case (each case in turn)",)),
     Mutant("rule-from-no-premises", "if False:  # a rule with no premises", "kernel.Book.conclude",
            _edit(kernel.Book.conclude, "if lemma.rule in RULES and not lemma.premises:", "if False:"),
            ("wrong: corollary: from no premises",)),
     Mutant("premises-unchecked", "missing: list[str] = []", "kernel.Book.conclude",
            _edit(kernel.Book.conclude, "missing = [p for p in lemma.premises if p not in self.results or not "
                  "self.results[p].accepted]", "missing: list[str] = []"),
-           ("wrong: corollary: a refuted premise", "wrong: premises: instances of a refuted lemma")),
+           ("wrong: corollary: a refuted premise", "wrong: premises: instances of a refuted lemma",
+            "wrong: sum induction: a helper that is not accepted", "wrong: structural: a refuted step",
+            "wrong: statements: a step that is refuted")),
+    # -- issue 14, second review: the survivors, each killed by the check that should catch it
+    Mutant("vacuity-unknown-as-sat", "if r != z3.unsat:  # unknown taken for a model", "kernel.satisfiable",
+           _edit(kernel.satisfiable, "    if r == z3.sat:\n        return Status.PROVED",
+                 "    if r != z3.unsat:\n        return Status.PROVED"),
+           ("wrong: Z3: hypotheses Z3 cannot show satisfiable",), "vacuity: unknown counted as satisfiable"),
+    Mutant("rank-coverage-to-R-1", "range(lemma.min_rank, RANK_BOUND)", "kernel.coverage",
+           _edit(kernel.coverage, "range(lemma.min_rank, RANK_BOUND + 1)", "range(lemma.min_rank, RANK_BOUND)"),
+           ("wrong: Z3: a rank-indexed lemma missing rank R",), "rank coverage only to R-1"),
+    Mutant("sum-mono-from-lo+1", "mono: (*req, n > lo)", "kernel.sum_induction",
+           _edit(kernel.sum_induction, 'monotone", (*req, n >= lo),', 'monotone", (*req, n > lo),'),
+           ("wrong: sum induction: a premise not monotone at lo",), "sum induction: monotonicity checked from lo+1"),
+    Mutant("sum-step-from-lo+1", "step: (*req, n > lo)", "kernel.sum_induction",
+           _edit(kernel.sum_induction, 'step n -> n+1", (*req, n >= lo),', 'step n -> n+1", (*req, n > lo),'),
+           ("wrong: sum induction: a step that fails at lo",), "sum induction: step checked from lo+1"),
+    Mutant("sum-base-premise-lo+1", "z3.And(premise(lo + 1), z3.Not(conclusion(lo)))", "kernel.sum_induction",
+           _edit(kernel.sum_induction, "z3.And(premise(lo), z3.Not(conclusion(lo)))",
+                 "z3.And(premise(lo + 1), z3.Not(conclusion(lo)))"),
+           ("wrong: sum induction: a base that fails, premise at lo only",),
+           "sum induction: base premise checked at lo+1"),
+    Mutant("sum-search-skips-binders", "continue  # no quantifier bodies", "symbolic.subterms",
+           _edit(sym.subterms, "stack.append(t.body())", "continue"),
+           ("wrong: Z3: contradictory hypotheses about SUM under a binder",),
+           "the symbol search skips quantifier bodies"),
+    Mutant("conclude-own-only-refuted", "if own is not None and own.status is Status.REFUTED:", "kernel.Book.conclude",
+           _edit(kernel.Book.conclude, "if own is not None and not own.accepted:",
+                 "if own is not None and own.status is Status.REFUTED:"),
+           ("wrong: premises: own obligation Z3 cannot decide",),
+           "a lemma's own result rejected only if refuted (unknown passes)"),
+    Mutant("core-cases-drop-div", "ELEM_OPS[:-1]", "kernel.core_cases",
+           _edit(kernel.core_cases, "for op in ELEM_OPS)", "for op in ELEM_OPS[:-1])"),
+           ("wrong: structural: a missing case (each case in turn)",), "case coverage drops Elem.div"),
+    Mutant("pinning-stops-at-array", "break  # at the first term without a ladder", "kernel.canonical_model",
+           _edit(kernel.canonical_model, "        if not candidates:\n            continue",
+                 "        if not candidates:\n            break"),
+           ("Counterexamples canonical",), "counterexample pinning stops at the first array"),
+    Mutant("canonical-ignores-depth", "z3.Const(f'β!{i}', ...)", "schema.canonical",
+           _edit(schema.canonical, 'z3.Const(f"β!{depth + i}"', 'z3.Const(f"β!{i}"'),
+           ("wrong: calculation: a link between terms equal only if a binder is captured",),
+           "canonical binder names ignore the depth"),
+    # Wrong semantics that only a full-strength lemma catches; each is the kill of a weakening below.
+    Mutant("elem-right-read-shifted", "k1 = (k[0] + 1, *k[1:])", "EQUATIONS[Elem]",
+           _eq(Elem, ev_elem_right_shifted), ("WD-Add",)),
+    Mutant("t-transp-high-keeps-shape", "swap(...) if e.i < 3 else d.shape", "_RULES[Transp]",
+           _rule(Transp, t_transp_high_keeps_shape), ("Lemma 4.1 (exhaustive)",)),
+    Mutant("red-padded-short", "n = ⌈n⌉ - 1 under padding", "EQUATIONS[Red]",
+           _eq(Red, ev_red_padded_short), ("Pad-Red",)),
+    Mutant("inv-hypothesis-c-at-read-index", "select(U, at)  # not ρ(q, at)", "padding.hole_invariant",
+           _edit(padding.hole_invariant, "select(U, q), select(U, rho(q, t, at)))", "select(U, q), select(U, at))"),
+           ("Inv closes",)),
+    Mutant("st-stmt-padding-one", "v = If(k <= Γ(x), v, 1) under padding", "eval.st_stmt",
+           ((ev, "st_stmt", st_stmt_padding_one),), ("Theorem 3 (step)",)),
+    # Weakenings of the lemmas' obligations: each proves *less*, so it is killed when, with it,
+    # a wrong semantics above survives its lemma (target ``mutant: …``).
+    Mutant("wd-first-read-only", "for n, rd in enumerate(interp.reads[:1]):", "safety.wd_obligations",
+           _edit(safety.wd_obligations, "for n, rd in enumerate(interp.reads):",
+                 "for n, rd in enumerate(interp.reads[:1]):"),
+           ("mutant: elem-right-read-shifted",), "well-definedness checks the first read only"),
+    Mutant("enum-drops-type-compare", "(got is None) != (not derivable)  # types not compared",
+           "safety.enumeration_obligations",
+           _edit(safety.enumeration_obligations, " or (got is not None and {got} != derivable)", ""),
+           ("mutant: t-transp-high-keeps-shape",), "the enumeration drops the type comparison"),
+    Mutant("hole-extent-lt-ceil", "hyps += [n < c for ...]  # holes always padded", "padding.invariant",
+           _edit(padding.invariant, "hyps += [n <= c for n, c in zip(t, T, strict=True)]",
+                 "hyps += [n < c for n, c in zip(t, T, strict=True)]"),
+           ("mutant: red-padded-short",), "hole extents < ⌈n⌉ (shapes that need no padding left out)"),
+    Mutant("closure-c-at-q-only", 'hole_invariant("X", t, T, P, U, [("X", q, ())])', "padding.closure_obligations",
+           _edit(padding.closure_obligations, '[("X", j, ())]', '[("X", q, ())]'),
+           ("mutant: inv-hypothesis-c-at-read-index",), "Inv closes checks (c) at q only"),
+    Mutant("thm3-step-unpadded", 'semP, ip = run(inst, "P", None)', "padding.thm3_step_obligations",
+           _edit(padding.thm3_step_obligations, 'semP, ip = run(inst, "P", M)', 'semP, ip = run(inst, "P", None)'),
+           ("mutant: st-stmt-padding-one",), "Theorem 3's step uses the unpadded store"),
+    Mutant("sum-instance-ignores-lo", "z3.And(*self.requires(*args), self.premise(S, *args, n))",
+           "sums.SumLaw.instance",
+           _edit(sums.SumLaw.instance, "n >= self.lo(*args), ", ""),
+           ("wrong: premises: an instance of a sum law below its range",), "a sum instance drops n >= lo"),
+    Mutant("refusal-counts-unknown", 'z3.BoolVal(said != "proved")', "prover.refusal_obligations",
+           _edit(prover.refusal_obligations, "z3.BoolVal(said in r.statuses)", 'z3.BoolVal(said != "proved")'),
+           ("wrong: prove: an unknown counted as a refusal",), "a refusal counts unknown"),
+    Mutant("side-unknown-as-holds", "return Decision(Verdict.HOLDS)  # r == unknown", "shapes.ShapeSolver._decide",
+           _edit(shapes.ShapeSolver._decide, "return Decision(Verdict.UNKNOWN)", "return Decision(Verdict.HOLDS)"),
+           ("wrong: shapes: a side condition Z3 cannot decide",), "a side condition unknown treated as holds"),
+    Mutant("verdict-ignores-errors", "ok = ... and wrong_ok  # errors ignored", "run.report",
+           _edit(run.report, " and wrong_ok and not run.errors", " and wrong_ok"),
+           ("wrong: verdict: error",), "the verdict ignores errors"),
+    Mutant("wrong-unknown-as-rejected", "if r.status is Status.REFUTED", "run.report",
+           _edit(run.report, "if r.status is not Status.PROVED]", "if r.status is Status.REFUTED]"),
+           ("wrong: verdict: wrong proof undecided",), "a wrong proof that comes back unknown counted as rejected"),
+    # -- each wrong proof's witness: the mutant that removes the check it is about (proofs/wrong.py)
+    Mutant("refuted-as-proved", "if r != z3.unknown:  # sat counted as unsat", "kernel.discharge",
+           _edit(kernel.discharge, "    if r == z3.unsat:", "    if r != z3.unknown:"),
+           ("wrong: Z3: a false claim",)),
+    Mutant("stuck-as-proved", "Status.PROVED, ..., stuck=False  # a crash while building", "kernel.check_lemma",
+           (Edit(kernel.check_lemma, "Status.REFUTED, time.perf_counter() - t0, count",
+                 "Status.PROVED, time.perf_counter() - t0, count",
+                 (("stuck=True, rlimit=spent", "stuck=False, rlimit=spent"),)),),
+           ("wrong: Z3: a builder that gets stuck",)),
+    Mutant("expectation-ignored", "self.status.value == Expect.PROVED.value", "kernel.LemmaResult.accepted",
+           ((kernel.LemmaResult, "accepted", property(lambda r: r.status is kernel.Status.PROVED and not r.stuck)),),
+           ("wrong: Z3: an expected refutation that is proved",)),
+    Mutant("accepted-ignores-stuck", "return self.status.value == self.expect.value", "kernel.LemmaResult.accepted",
+           ((kernel.LemmaResult, "accepted", property(lambda r: r.status.value == r.expect.value)),),
+           ("wrong: Z3: an expected refutation that only gets stuck",)),
+    Mutant("case-labels-unchecked", "unbuilt: list[str] = []", "kernel.coverage",
+           _edit(kernel.coverage, "unbuilt = [c for c in lemma.cases if c not in cases]", "unbuilt: list[str] = []"),
+           ("wrong: Z3: a step lemma claiming a case it never builds",
+            "wrong: structural: a step that claims a case it does not build")),
+    Mutant("rank-coverage-from-min+1", "range(lemma.min_rank + 1, RANK_BOUND + 1)", "kernel.coverage",
+           _edit(kernel.coverage, "range(lemma.min_rank, RANK_BOUND + 1)", "range(lemma.min_rank + 1, RANK_BOUND + 1)"),
+           ("wrong: Z3: a rank-indexed lemma missing its lowest rank",)),
+    Mutant("own-obligations-ignored", "if False:  # own not accepted", "kernel.Book.conclude",
+           _edit(kernel.Book.conclude, "if own is not None and not own.accepted:", "if False:"),
+           ("wrong: statements: a base that fails",)),
+    Mutant("statements-without-seq", "if False:  # St-Seq among the premises", "kernel.Book.conclude",
+           _edit(kernel.Book.conclude, "if lemma.rule is Rule.STATEMENTS and ST_SEQ not in lemma.premises:",
+                 "if False:"),
+           ("wrong: statements: without St-Seq",)),
+    Mutant("ghost-premises-ignored", "p in self.results and not self.results[p].accepted", "kernel.Book.conclude",
+           _edit(kernel.Book.conclude, "if p not in self.results or not self.results[p].accepted",
+                 "if p in self.results and not self.results[p].accepted"),
+           ("wrong: corollary: a premise that is not a lemma", "wrong: structural: a premise that is not a lemma")),
+    Mutant("induction-from-nothing", "if False: (no premises) + if False: (uncovered cases)", "kernel.Book.conclude",
+           (Edit(kernel.Book.conclude, "if lemma.rule in RULES and not lemma.premises:", "if False:",
+                 (("if uncovered:", "if False:"),)),),
+           ("wrong: structural: no premises",)),
+    Mutant("sum-base-conclusion-lo+1", "z3.And(premise(lo), z3.Not(conclusion(lo + 1)))", "kernel.sum_induction",
+           _edit(kernel.sum_induction, "z3.And(premise(lo), z3.Not(conclusion(lo)))",
+                 "z3.And(premise(lo), z3.Not(conclusion(lo + 1)))"),
+           ("wrong: sum induction: a conclusion that fails at lo only",)),
+    Mutant("instance-ignores-requires", "z3.And(n >= self.lo(*args), self.premise(S, *args, n))",
+           "sums.SumLaw.instance", _edit(sums.SumLaw.instance, "*self.requires(*args), ", ""),
+           ("wrong: premises: an instance of a sum law without its requirement",)),
+    Mutant("instance-premise-n-1", "self.premise(S, *args, n - 1)", "sums.SumLaw.instance",
+           _edit(sums.SumLaw.instance, "self.premise(S, *args, n))", "self.premise(S, *args, n - 1))"),
+           ("wrong: premises: an instance of a sum law whose premise fails",)),
+    Mutant("use-ignores-lo", "z3.And(*law.requires(*args), law.premise(SUM, *args, self.n))", "laws.Use.premise",
+           _edit(laws.Use.premise, "self.n >= law.lo(*args), ", ""), ("wrong: calculation: a use below its range",)),
+    Mutant("unknown-kills", "REJECTED = (REFUTED, VACUOUS, INCOMPLETE, UNKNOWN)", "kernel.REJECTED",
+           ((kernel, "REJECTED", (*kernel.REJECTED, kernel.Status.UNKNOWN)),), ("wrong: verdict: mutant undecided",)),
+    Mutant("calc-link-trivial", "normal(prev != prev)", "kernel.calculation",
+           _edit(kernel.calculation, "normal(prev != term)", "normal(prev != prev)"),
+           ("wrong: calculation: a link nothing justifies",)),
+    Mutant("canonical-depth-plus-one", "walk(..., depth + 1)", "schema.canonical",
+           _edit(schema.canonical, "*reversed(consts)), depth + n)", "*reversed(consts)), depth + 1)"),
+           ("wrong: calculation: a link equal only if two binders count as one",)),
+    *(Mutant(name, line, "run.report", _edit(run.report, old, new), ("wrong: verdict: " + what,))
+      for name, line, old, new, what in (
+          ("verdict-ignores-lemmas", "ok = k_count == ...", "ok = not bad and k_count", "ok = k_count",
+           "lemma refuted"),
+          ("verdict-lemma-not-run-ignored", "lem.name in run.results and not ...",
+           "lem.name not in run.results or not run.results[lem.name].accepted]",
+           "lem.name in run.results and not run.results[lem.name].accepted]", "lemma not run"),
+          ("verdict-ignores-survivors", "k_count == len(catalogue) dropped", "k_count == len(catalogue) and ", "",
+           "mutant survived"),
+          ("verdict-ignores-accepted-wrong", "wrong_ok = not missing and ...", "wrong_ok = not fooled and ",
+           "wrong_ok = ", "wrong proof accepted"),
+          ("verdict-ignores-wrong-not-run", "wrong_ok = not fooled and not unwitnessed",
+           "not fooled and not missing and", "not fooled and", "wrong proof not run"),
+          ("verdict-ignores-unwitnessed", "wrong_ok = not fooled and not missing",
+           "not missing and not unwitnessed", "not missing", "wrong proof unwitnessed"),
+          ("verdict-ignores-corpus", "corpus_ok dropped", " and corpus_ok and", " and", "corpus disagrees"),
+          ("verdict-partial-as-verified", '"verified" if True', '"verified" if not run.left_out', '"verified" if True',
+           "partial"))),
 )
 
 BY_NAME = {m.name: m for m in CATALOGUE}

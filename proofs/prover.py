@@ -35,6 +35,10 @@ much, is caught where it is made:
 * a full-TeIL ``red i`` whose bound is the wrong extent (``lowering``);
 * a semantics that gets stuck (an equation indexing past a tuple): some
   obligation of the statement is not proved.
+
+And one property of the kernel that is not about acceptance: ``Counterexamples
+canonical`` -- the printed counterexample is the canonical model
+(``kernel.canonical_model``), checked by obligations on a sample refutation.
 """
 
 from __future__ import annotations
@@ -226,6 +230,52 @@ def padsum_obligations() -> Iterator[Obligation]:
 
 
 # --------------------------------------------------------------------------
+# The kernel's counterexamples are canonical
+# --------------------------------------------------------------------------
+
+
+def canonical_obligations() -> Iterator[Obligation]:
+    """``kernel.canonical_model`` on a refutation whose printer shows an array first, then
+    scalars: each shown scalar must hold the first value of its ladder that the formula allows
+    once the earlier ones are pinned -- one obligation per ladder value skipped (it must not be
+    allowed).  Z3's own model here differs from the canonical one in every scalar, so a pinning
+    that stops early (or skips a term) leaves a value that an obligation shows was not the first."""
+    from core_teil.symbolic import Value
+
+    from . import kernel
+
+    A = z3.Array("A!cx", z3.IntSort(), z3.IntSort())
+    x, y = z3.Ints("x!cx y!cx")
+    v = z3.Const("v!cx", Value)
+    formula = z3.And(A[x] == 7, x + y == 3, x >= -4, y >= -4, z3.Or(v == val(2), v == UNDEF, v == val(-3)))
+    shown = (x, y, v)
+
+    def printer(m: z3.ModelRef) -> str:
+        return f"A = {m.eval(A)}; " + ", ".join(f"{t} = {m.eval(t, model_completion=True)}" for t in shown)
+
+    ctx = z3.Context()
+    s = kernel.solver(ctx)
+    s.add(formula.translate(ctx))
+    if s.check() != z3.sat:
+        yield Obligation("the sample refutation has a model", (), z3.BoolVal(True))
+        return
+    model = kernel.canonical_model(s, printer)
+    pins: list[z3.BoolRef] = []
+    for t in shown:
+        got = model.eval(t, model_completion=True)
+        ladder = kernel._ladder(t)
+        skipped = next((ladder[:i] for i, c in enumerate(ladder) if z3.simplify(c == got).eq(z3.BoolVal(True))),
+                       ladder)  # a value off the ladder: every ladder value must be excluded
+        for c in skipped:
+            yield Obligation(f"{t} = {c} is not allowed (the counterexample shows {t} = {got})", (formula, *pins),
+                             t == c, lambda m, t=t, c=c, got=got: f"{t} = {c} is allowed, yet {got} was shown")
+        pins.append(t == got)
+    # The pinned model is a model: the last obligation's context (formula and every pin) is
+    # checked for vacuity; one more obligation makes sure there is such a context.
+    yield Obligation("the pinned values are a model of the formula", (formula, *pins), z3.BoolVal(False))
+
+
+# --------------------------------------------------------------------------
 # Wrong semantics `core-teil prove` must not certify
 # --------------------------------------------------------------------------
 
@@ -244,6 +294,8 @@ class Refusal:
     kind: str
     pad: int | None = None
     statuses: tuple[str, ...] = ("refuted",)
+    #: ``prove``'s timeout (its rlimit is derived from it); None: the default rlimit.
+    timeout: float | None = None
 
 
 REFUSALS: tuple[Refusal, ...] = (
@@ -275,7 +327,7 @@ def refusal_obligations(r: Refusal) -> Iterator[Obligation]:
 
     with applied(VARIANTS[r.variant]):
         program = parse(r.source)
-        report = prove(program, pad=r.pad)
+        report = prove(program, pad=r.pad, timeout=r.timeout)
     for o in report.obligations:
         if r.kind and o.name != r.kind:
             continue
@@ -314,6 +366,9 @@ def lemmas() -> list[Lemma]:
                                             "Sum-Zero-Extension", "Sum-Congruence")),
     ]
     out += [refusal_lemma(r) for r in REFUSALS]
+    out.append(Lemma("Counterexamples canonical", "docs/lemmas.md, 'Every counterexample is the same on every run'",
+                     "kernel.canonical_model pins each shown scalar to the first ladder value the formula allows, "
+                     "after an array too", canonical_obligations))
     return out
 
 

@@ -56,14 +56,43 @@ def work(task: Task) -> Done:
             return Done(task, wrong=tuple(wrong.check(name) for name in task.paths))
         if task.kind == "mutant":
             with mutants.applied(mutants.BY_NAME[task.name]):
-                if task.lemma.startswith(wrong.PREFIX):  # a mutant of the kernel: does it accept a wrong proof?
-                    return Done(task, wrong.check(task.lemma))
-                return Done(task, check_lemma(registry.by_name()[task.lemma], stop_at_first=True))
+                return Done(task, _target(task.lemma))
         with_cvc5 = corpus.cvc5_available()
         entries = {e.path: e for e in corpus.entries() or []}
         return Done(task, rechecks=tuple(corpus.recheck(entries[p], with_cvc5) for p in task.paths))
     except Exception as exc:  # a worker must report, never die silently
         return Done(task, error=f"{type(exc).__name__}: {exc}")
+
+
+def _target(name: str) -> LemmaResult:
+    """A mutant's target decided under the mutant: a lemma, a wrong proof (``wrong: …``: does the
+    mutated kernel accept it?) or another mutant (``mutant: …``: the mutant is a weakening of
+    the lemmas, killed when, with it, that wrong semantics is no longer caught)."""
+    from . import mutants, registry, wrong
+
+    if name.startswith(wrong.PREFIX):
+        return wrong.check(name)
+    if name.startswith(mutants.MUTANT):
+        inner = mutants.BY_NAME[name.removeprefix(mutants.MUTANT)]
+        t0 = time.perf_counter()
+        with mutants.applied(inner):
+            results = [_target(t) for t in inner.targets]
+        caught = [r.name for r in results if killed(r)]
+        if caught:
+            return LemmaResult(name, Status.PROVED, time.perf_counter() - t0, len(results), Expect.PROVED, None,
+                               None, f"{inner.name} is still caught by {', '.join(caught)}")
+        return LemmaResult(name, Status.REFUTED, time.perf_counter() - t0, len(results), Expect.PROVED,
+                           ", ".join(inner.targets), f"with this weakening, {inner.name} survives "
+                           f"{', '.join(inner.targets)}: the lemma no longer catches it")
+    return check_lemma(registry.by_name()[name], stop_at_first=True)
+
+
+def known_targets(lemmas: Iterable[Lemma], with_wrong: bool) -> set[str]:
+    """The targets a run can decide: its lemmas, the wrong proofs, and the mutants whose targets it runs."""
+    from . import mutants, wrong
+
+    names = {lem.name for lem in lemmas} | (wrong.names() if with_wrong else set())
+    return names | {mutants.MUTANT + m.name for m in mutants.CATALOGUE if any(t in names for t in m.targets)}
 
 
 # --------------------------------------------------------------------------
@@ -92,12 +121,22 @@ def tasks(lemmas: Sequence[Lemma], with_mutants: bool, with_corpus: bool, with_w
     from . import mutants, wrong
 
     out = [Task("lemma", lem.name, cost=lem.cost) for lem in lemmas if lem.build is not None]
-    names = {lem.name for lem in lemmas} | (wrong.names() if with_wrong else set())
+    names = known_targets(lemmas, with_wrong)
     if with_wrong:
-        out += [Task("wrong", "wrong proofs", paths=tuple(w.name for w in wrong.CORPUS), cost=0.8)]
+        every = [w.name for w in wrong.CORPUS]
+        out += [Task("wrong", f"wrong proofs {i // 20 + 1}", paths=tuple(every[i:i + 20]), cost=1.0)
+                for i in range(0, len(every), 20)]
     if with_mutants:
+        costs = {lem.name: lem.cost for lem in lemmas}
+
+        def cost(target: str) -> float:  # what deciding the target costs, so long tasks start first
+            inner = mutants.BY_NAME.get(target.removeprefix(mutants.MUTANT))
+            if target.startswith(mutants.MUTANT) and inner is not None:
+                return sum(cost(t) for t in inner.targets)
+            return max(0.5, costs.get(target, 0.3))
+
         for m in mutants.CATALOGUE:
-            out += [Task("mutant", m.name, target, cost=0.5) for target in m.targets if target in names]
+            out += [Task("mutant", m.name, target, cost=cost(target)) for target in m.targets if target in names]
     if with_corpus:
         paths = [e.path for e in corpus.entries() or []]
         chunk = max(1, len(paths) // 8)
@@ -227,18 +266,29 @@ def report(run: Run, seconds: float, out: list[str]) -> tuple[bool, str]:
 
     wrong_ok = True
     if run.with_wrong:
+        # Anything but a definite rejection fails the run (a check that could not decide included).
         fooled = [r for r in run.wrong.values() if r.status is not Status.PROVED]
         missing = [e.name for e in wrong.CORPUS if wrong.PREFIX + e.name not in run.wrong]
-        wrong_ok = not fooled and not missing
+        # The corpus checked in turn: each wrong proof is accepted by some mutant of the catalogue
+        # (the one removing the check it is about), so it is wrong in the way it says, not also in
+        # another way that would keep it rejected if that check went missing.
+        unwitnessed = [e.name for e in wrong.CORPUS if run.with_mutants and not any(
+            killed(res[wrong.PREFIX + e.name]) for res in run.kills.values() if wrong.PREFIX + e.name in res)]
+        wrong_ok = not fooled and not missing and not unwitnessed
         per_rule = ", ".join(f"{rule} {n}" for rule, n in wrong.rules().items())
         w(f"wrong proofs rejected: {len(run.wrong) - len(fooled)}/{len(wrong.CORPUS)} ({per_rule})")
         for r in fooled:
-            w(f"  ACCEPTED: {r.name}: {r.counterexample}")
+            w(f"  ACCEPTED: {r.name}: {r.counterexample or r.status.value}")
         for name in missing:
             w(f"  NOT RUN: {name}")
+        if run.with_mutants:
+            w(f"wrong proofs witnessed: {len(wrong.CORPUS) - len(unwitnessed)}/{len(wrong.CORPUS)} "
+              "(each accepted by the catalogue mutant that removes the check it is about)")
+        for name in unwitnessed:
+            w(f"  NO WITNESS: {name}: no mutant makes the kernel accept it (is it wrong in another way too?)")
         w("")
     # -- mutants
-    names = {lem.name for lem in run.lemmas} | (wrong.names() if run.with_wrong else set())
+    names = known_targets(run.lemmas, run.with_wrong)
     catalogue = [m for m in mutants.CATALOGUE if any(t in names for t in m.targets)] if run.with_mutants else []
     k_count = 0
     if run.kills or catalogue:
@@ -287,7 +337,8 @@ def report(run: Run, seconds: float, out: list[str]) -> tuple[bool, str]:
     ok = not bad and k_count == len(catalogue) and corpus_ok and wrong_ok and not run.errors
     if not ok:
         w(f"FAILED: {len(bad)} lemma(s) not accepted, {len(catalogue) - k_count} mutant(s) survived"
-          + ("" if corpus_ok else ", corpus disagrees") + ("" if wrong_ok else ", the kernel accepted a wrong proof")
+          + ("" if corpus_ok else ", corpus disagrees")
+          + ("" if wrong_ok else ", the kernel accepted a wrong proof (or one is not run or not witnessed)")
           + (f", {len(run.errors)} error(s)" if run.errors else ""))
     # Only a run that proved everything may print a line starting "verified:".
     verdict = ("verified" if not run.left_out else f"partial ({', '.join(run.left_out)})") if ok else "NOT verified"

@@ -484,10 +484,11 @@ def enumeration_obligations() -> Iterator[Obligation]:
                 got = None
             if len(derivable) > 1 or (got is None) != (not derivable) or (got is not None and {got} != derivable):
                 bad.append((e, got, sorted(derivable)))
-    for e, got, want in bad[:5]:
-        yield Obligation(f"{_label(e, {})}", (), z3.BoolVal(True),
-                         lambda m, e=e, got=got, want=want: f"{_label(e, {})}: the checker says "
-                         f"{'ill-typed' if got is None else list(got)}, the rules derive {want or 'nothing'}")
+                if len(bad) <= 5:  # at once: a run that stops at the first refutation stops here
+                    yield Obligation(f"{_label(e, {})}", (), z3.BoolVal(True),
+                                     lambda m, e=e, got=got, want=bad[-1][2]: f"{_label(e, {})}: the checker "
+                                     f"says {'ill-typed' if got is None else list(got)}, the rules derive "
+                                     f"{want or 'nothing'}")
     disagree = len(bad)
     yield Obligation(f"all {count} expressions of <= {ENUM_SIZE} nodes over {len(ENUM_CONTEXT)} allocations agree",
                      (), z3.BoolVal(bool(bad)), lambda m: f"{disagree} expressions disagree")
