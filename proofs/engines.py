@@ -154,4 +154,4 @@ def lemmas() -> list[Lemma]:
     return [Lemma("Engines at ranks 7-10", "paper Fig. 6 (operators); report Theorem 3 (concretely)",
                   "the reference engine computes the paper's operators at ranks 7..10, and padded runs "
                   "(M = 2, 3) equal unpadded ones there, with 0 or • in the padding", obligations,
-                  Rule.ENUMERATION)]
+                  Rule.ENUMERATION, coverage=f"{HIGH_RANKS[0]}..{HIGH_RANKS[-1]}")]

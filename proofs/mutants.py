@@ -602,6 +602,30 @@ CATALOGUE: tuple[Mutant, ...] = (
           ("verdict-ignores-corpus", "corpus_ok dropped", " and corpus_ok and", " and", "corpus disagrees"),
           ("verdict-partial-as-verified", '"verified" if True', '"verified" if not run.left_out', '"verified" if True',
            "partial"))),
+    # -- issue 14, item 3: wrong only from rank 7 on (or for programs longer than 3 statements); the
+    # rank-indexed lemmas (ranks <= 6) cannot see them, the rank-generic ones and the engines' check must
+    Mutant("diag-from-rank-8", "(k[0], k[0]) + k[1:6]", "EQUATIONS[Diag]",
+           _edit(ev.ev_diag, "(k[0], k[0]) + k[1:]", "(k[0], k[0]) + k[1:6]"), ("WD-Diag (all ranks)",),
+           "an eval.py change that misbehaves only at rank 7 or above"),
+    Mutant("red-from-rank-7", "lambda m: denote(e.arg, (m,) + k[:5], sem)", "EQUATIONS[Red]",
+           _edit(ev.ev_red, "(m,) + k", "(m,) + k[:5]"), ("WD-Red (all ranks)", "Pad-WD-Red (all ranks)")),
+    Mutant("transp-identity-from-rank-7", "swap(k, e.i, e.i + 1) if rank(k) < 7 else k", "EQUATIONS[Transp]",
+           _edit(ev.ev_transp, "swap(k, e.i, e.i + 1)", "(swap(k, e.i, e.i + 1) if rank(k) < 7 else k)"),
+           ("WD-Transp (all ranks)", "Engines at ranks 7-10")),
+    Mutant("padded-guard-from-rank-7", "guard(k[0] if rank(k) < 7 else k[1], ...)", "EQUATIONS[Expa]",
+           _edit(ev.ev_expa, "sem.interp.guard(k[0],", "sem.interp.guard(k[0] if rank(k) < 7 else k[1],"),
+           ("Pad-WD-Expa (all ranks)", "Engines at ranks 7-10")),
+    Mutant("st-stmt-upto-rank-6", "bounds = sem.bounds(Γ(x))[:6]", "eval.st_stmt",
+           _edit(ev.st_stmt, "bounds = sem.bounds(sem.typed.gamma[stmt.target])",
+                 "bounds = sem.bounds(sem.typed.gamma[stmt.target])[:6]"), ("Lemma 4.5 (all ranks)",)),
+    Mutant("eval-prog-first-3", "for stmt in sem.typed.program.stmts[:3]:", "eval.eval_prog",
+           _edit(ev.eval_prog, "for stmt in sem.typed.program.stmts:", "for stmt in sem.typed.program.stmts[:3]:"),
+           ("St-Seq",)),
+    Mutant("numpy-domain-upto-rank-6", "np.ogrid over bounds[:6], 1 beyond", "ArrayInterpretation.domain",
+           _edit(ev.ArrayInterpretation.domain, "slice(1, n + 1) for n in bounds",
+                 "slice(1, n + 1) for n in (*bounds[:6], *[1] * len(bounds[6:]))"), ("Engines at ranks 7-10",)),
+    Mutant("t-red-from-rank-7", "Derivation('T-Red', e, d.shape[1:6], (d,))", "_RULES[Red]",
+           _edit(ty.t_red, "d.shape[1:]", "d.shape[1:6]"), ("Lemma 4.1 case T-Red (all ranks)",)),
 )
 
 BY_NAME = {m.name: m for m in CATALOGUE}

@@ -538,8 +538,8 @@ def lemmas() -> list[Lemma]:
                      "type (ranks <= R)", closure_obligations, ranks=True))
     pads = tuple(f"Pad-{s}" for s, _, _, _ in STEPS)
     out.append(Lemma("Lemma 5 (i)", "report Lemma 5 (i); Corollary 3 (reads)",
-                     "padded evaluation reads only inside ⌈Γ⌉ (structural induction)", None, Rule.STRUCTURAL,
-                     premises=pads))
+                     "padded evaluation reads only inside ⌈Γ⌉ (structural induction), every rank and M",
+                     None, Rule.STRUCTURAL, premises=tuple(f"Pad-WD-{s} (all ranks)" for s, _, _, _ in STEPS)))
     out.append(Lemma("Lemma 6 & 5 (ii)*", "report Lemma 6 and Lemma 5 (ii), as made true",
                      "Inv([[e]] padded, [[e]] unpadded) for every e, given Inv for the store", None,
                      Rule.STRUCTURAL, premises=(*pads, "Inv closes")))
@@ -548,11 +548,11 @@ def lemmas() -> list[Lemma]:
                      lambda: st_stmt_obligations(M), ranks=True, cost=1.5))
     out.append(Lemma("Theorem 2*", "report Theorem 2 (progress with a padded store), as made true",
                      "an ok program evaluates fully with padding, dom = ⌈Γ⌉; padding holds 0 or • (Inv)",
-                     None, Rule.STATEMENTS, premises=("Lemma 5 (i)", "Lemma 4.5 (padded)", "St-Seq",
+                     None, Rule.STATEMENTS, premises=("Lemma 5 (i)", "Lemma 4.5 (padded, all ranks)", "St-Seq",
                                                       "Theorem 3*")))
     out.append(Lemma("Corollary 3", "report Corollary 3 (safety with a padded store)",
                      "no out-of-bounds access to the padded store", None, Rule.COROLLARY,
-                     premises=("Lemma 5 (i)", "Lemma 4.5 (padded)")))
+                     premises=("Lemma 5 (i)", "Lemma 4.5 (padded, all ranks)")))
     out.append(Lemma("Theorem 3 (step)", "report Theorem 3, step N -> N+1 (St-Stmt)",
                      "Inv for every allocation before x = e ⟹ Inv after (self-reference included)",
                      thm3_step_obligations, ranks=True, cost=3.0, premises=("Inv closes",)))

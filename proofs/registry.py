@@ -11,7 +11,7 @@ from .kernel import Lemma
 def lemmas() -> tuple[Lemma, ...]:
     from . import engines, laws, padding, prover, ranks, safety, sums
 
-    out = (*sums.lemmas(), *safety.lemmas(), *ranks.lemmas(), *padding.lemmas(), *engines.lemmas(), *laws.lemmas(),
+    out = (*sums.lemmas(), *ranks.lemmas(), *safety.lemmas(), *padding.lemmas(), *engines.lemmas(), *laws.lemmas(),
            *prover.lemmas())
     names = [lem.name for lem in out]
     dup = {n for n in names if names.count(n) > 1}

@@ -5,7 +5,7 @@ workers; Z3 objects do not pickle, so each worker *rebuilds* its lemma from
 the registry by name and sends back only the verdict).  Rule-derived lemmas
 (structural induction, induction on statements, corollaries) are concluded
 afterwards in this process by :class:`proofs.kernel.Book`.  The last line is
-exactly ``verified: L lemmas, O obligations, mutants killed K/M, S s``; the
+exactly ``verified: L lemmas (A for all ranks), O obligations, mutants killed K/M, S s``; the
 exit status is non-zero if a lemma is not accepted, a mutant survives, or the
 corpus disagrees with its manifest.
 """
@@ -20,8 +20,21 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from . import corpus, toolchain
-from .kernel import RANK_BOUND, RULES, Book, Expect, Lemma, LemmaResult, Rule, Status, check_lemma, derived
+from . import corpus, registry, toolchain
+from .kernel import (
+    EVERY_RANK,
+    RANK_BOUND,
+    RULES,
+    Book,
+    Expect,
+    Lemma,
+    LemmaResult,
+    Rule,
+    Status,
+    check_lemma,
+    derived,
+    rank_coverage,
+)
 
 # --------------------------------------------------------------------------
 # Tasks (run in workers)
@@ -225,24 +238,27 @@ def _status(r: LemmaResult | None) -> str:
 def report(run: Run, seconds: float, out: list[str]) -> tuple[bool, str]:
     from . import mutants
 
+    known = {**registry.by_name(), **{lem.name: lem for lem in run.lemmas}}
+    coverage = {lem.name: rank_coverage(lem, known) for lem in run.lemmas}
     w = out.append
-    w(f"Core-TeIL meta-theory: {len(run.lemmas)} lemmas over eval.py / typing.py, seed 42, "
-      f"rank bound R = {RANK_BOUND}")
+    w(f"Core-TeIL meta-theory: {len(run.lemmas)} lemmas over eval.py / typing.py, seed 42")
     solvers = toolchain.versions()
     w(solvers.line())
     for line in toolchain.warning(solvers):
         w(line)
-    w(f"(rank-indexed lemmas [R] hold for every rank 0..{RANK_BOUND}; docs/lemmas.md says why that bound suffices)")
+    w(f"(ranks: 'all' proved over shapes of symbolic rank; '<= {RANK_BOUND}' instantiated at every rank up to "
+      f"{RANK_BOUND}; a range: checked on instances; '—' the statement has no rank)")
     w("")
-    w(f"{'#':>3}  {'lemma':<30} {'paper / report':<58} {'accepted by':<24} {'status':<19} {'obl':>5} {'time':>7}")
-    w("-" * 150)
+    w(f"{'#':>3}  {'lemma':<36} {'paper / report':<45} {'accepted by':<24} {'ranks':<9} {'status':<19} "
+      f"{'obl':>5} {'time':>7}")
+    w("-" * 156)
     for n, lem in enumerate(run.lemmas, start=1):
         r = run.results.get(lem.name)
-        ref = lem.ref if len(lem.ref) <= 58 else lem.ref[:57] + "…"
-        name = lem.name + (" [R]" if lem.ranks else "")
+        ref = lem.ref if len(lem.ref) <= 45 else lem.ref[:44] + "…"
         obl = r.obligations if r else 0
         secs = f"{r.seconds:6.2f}s" if r else ""
-        w(f"{n:>3}  {name:<30} {ref:<58} {lem.rule.value:<24} {_status(r):<19} {obl:>5} {secs:>7}")
+        w(f"{n:>3}  {lem.name:<36} {ref:<45} {lem.rule.value:<24} {coverage[lem.name]:<9} {_status(r):<19} "
+          f"{obl:>5} {secs:>7}")
     w("")
     refuted = [lem for lem in run.lemmas if lem.expect is Expect.REFUTED]
     if refuted:
@@ -342,8 +358,10 @@ def report(run: Run, seconds: float, out: list[str]) -> tuple[bool, str]:
           + (f", {len(run.errors)} error(s)" if run.errors else ""))
     # Only a run that proved everything may print a line starting "verified:".
     verdict = ("verified" if not run.left_out else f"partial ({', '.join(run.left_out)})") if ok else "NOT verified"
-    last = f"{verdict}: {accepted} lemmas, {obligations} obligations, mutants killed {k_count}/{len(catalogue)}, " \
-           f"{seconds:.1f} s"
+    every = sum(1 for lem in run.lemmas if coverage[lem.name] == EVERY_RANK
+                and lem.name in run.results and run.results[lem.name].accepted)
+    last = f"{verdict}: {accepted} lemmas ({every} for all ranks), {obligations} obligations, " \
+           f"mutants killed {k_count}/{len(catalogue)}, {seconds:.1f} s"
     return ok, last
 
 

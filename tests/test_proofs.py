@@ -74,15 +74,16 @@ def test_an_expected_refutation_must_refute() -> None:
 
 
 def test_structural_induction_needs_a_step_for_every_constructor() -> None:
-    steps = {lem.name: lem for lem in registry.lemmas() if lem.name.startswith("WD-") and not lem.name.endswith(")")}
+    steps = {lem.name: lem for lem in registry.lemmas()
+             if lem.name.startswith("WD-") and lem.name.endswith("(all ranks)")}
     results = {name: kernel.LemmaResult(name, Status.PROVED, 0.0, 1) for name in steps}
     lemma43 = lemma("Lemma 4.3")
     assert Book({**steps, lemma43.name: lemma43}, dict(results)).conclude(lemma43).accepted
     partial = Lemma("Lemma 4.3 without red", "-", "-", None, Rule.STRUCTURAL,
-                    premises=tuple(n for n in steps if n != "WD-Red"))
+                    premises=tuple(n for n in steps if n != "WD-Red (all ranks)"))
     verdict = Book(steps, dict(results)).conclude(partial)
     assert not verdict.accepted and verdict.status is Status.INCOMPLETE and "Red" in (verdict.failed or "")
-    failed = {**results, "WD-Diag": kernel.LemmaResult("WD-Diag", Status.REFUTED, 0.0, 1)}
+    failed = {**results, "WD-Diag (all ranks)": kernel.LemmaResult("WD-Diag (all ranks)", Status.REFUTED, 0.0, 1)}
     assert not Book({**steps, lemma43.name: lemma43}, failed).conclude(lemma43).accepted
 
 
@@ -201,9 +202,10 @@ def test_last_line_format(capsys: pytest.CaptureFixture[str]) -> None:
     lines = capsys.readouterr().out.strip().splitlines()
     assert code == 0, "\n".join(lines)
     # A run of some lemmas only is "partial", never "verified" (issue 11); the rest of the line is the same.
-    assert re.fullmatch(r"partial \([^)]*\): \d+ lemmas, \d+ obligations, mutants killed \d+/\d+, \d+\.\d s",
+    assert re.fullmatch(r"partial \([^)]*\): \d+ lemmas \(\d+ for all ranks\), \d+ obligations, "
+                        r"mutants killed \d+/\d+, \d+\.\d s",
                         lines[-1])
-    assert lines[-1].startswith("partial (only 12 of ") and "): 12 lemmas" in lines[-1]
+    assert lines[-1].startswith("partial (only 12 of ") and "): 12 lemmas (0 for all ranks)" in lines[-1]
     assert any(line.startswith("wrong proofs rejected: ") for line in lines), "the kernel's corpus runs every time"
 
 

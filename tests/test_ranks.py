@@ -184,7 +184,7 @@ def test_eval_prog_that_stops_early_is_refuted(n: int) -> None:
         return sem.store
 
     with patched(ev, "eval_prog", first_n):
-        r = check_lemma(LEMMAS["St-Seq (all ranks)"])
+        r = check_lemma(LEMMAS["St-Seq"])
     assert r.status is Status.REFUTED
     assert f"{n + 1} statement(s)" in (r.failed or ""), r.failed
 

@@ -115,7 +115,8 @@ def test_a_run_that_left_something_out_is_partial(monkeypatch):
 def test_only_is_partial(capsys):
     code = run.main(["--only", "Sum-Zero-Extension", "--jobs", "1", "--no-mutants"])
     last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert code == 0 and re.fullmatch(r"partial \(only 1 of \d+ lemmas, no mutants, no corpus\): 1 lemmas, .*", last)
+    assert code == 0 and re.fullmatch(r"partial \(only 1 of \d+ lemmas, no mutants, no corpus\): "
+                                      r"1 lemmas \(0 for all ranks\), .*", last)
 
 
 def test_the_corpus_ships_with_the_package():
