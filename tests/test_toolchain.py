@@ -112,6 +112,19 @@ def test_a_run_that_left_something_out_is_partial(monkeypatch):
     assert ok and last.startswith("partial (no mutants, no corpus): ") and not last.startswith("verified")
 
 
+def test_a_run_on_other_solvers_says_so_before_its_verdicts(monkeypatch):
+    """The banner of warning() is in the report itself, not only available to it."""
+    moved = toolchain.Versions({"z3-solver": "5.4.2.0", "cvc5": "1.4.2"}, {"z3-solver": "5.4.1.0", "cvc5": "1.4.2"})
+    monkeypatch.setattr(toolchain, "versions", lambda: moved)
+    monkeypatch.setattr(corpus, "entries", lambda: None)
+    _, _, out = last_line(run.Run(lemmas=(), with_mutants=False, with_corpus=False, left_out=("no corpus",)))
+    banner = toolchain.warning(moved)
+    assert "!! z3-solver 5.4.2.0 is in use, but requirements.lock pins 5.4.1.0" in banner
+    start = out.index(banner[0])
+    table = next(i for i, line in enumerate(out) if line.split()[:2] == ["#", "lemma"])
+    assert out[start:start + len(banner)] == banner and start + len(banner) <= table, out[:table]
+
+
 def test_only_is_partial(capsys):
     code = run.main(["--only", "Sum-Zero-Extension", "--jobs", "1", "--no-mutants"])
     last = capsys.readouterr().out.strip().splitlines()[-1]
