@@ -311,8 +311,8 @@ class ArrayInterpretation:
     def __init__(self, typed: TypedProgram) -> None:
         self.typed = typed
         self.shared = shared_subexpressions(typed)
-        # id(e) -> (the store and pad it was computed in, the table); emptied by update
-        self._tables: dict[int, tuple[Any, int | None, np.ndarray]] = {}
+        # id(e) -> the table of [[e]] in the current store; emptied by update
+        self._tables: dict[int, np.ndarray] = {}
         self._table_limit = memory_budget() // (8 * TABLE_SHARE)
 
     def tabulate(self, e: Expr, k: Index, sem: Sem, equation: Callable[[Any, Index, Sem], Any]) -> Any:
@@ -325,15 +325,17 @@ class ArrayInterpretation:
         says every request is inside that domain; one outside is a :class:`SemanticsBug`."""
         if id(e) not in self.shared:
             return equation(e, k, sem)
-        entry = self._tables.get(id(e))
-        if entry is None or entry[0] is not sem.store or entry[1] != sem.pad:
+        # A table lives as long as the store it was computed in: update() is the only place the
+        # store changes, and it empties them (an interpretation runs one program, one padding).
+        table = self._tables.get(id(e))
+        if table is None:
             bounds = sem.bounds(sem.type(e))
             if math.prod(bounds) > self._table_limit:
                 return equation(e, k, sem)
             grid = self.domain(bounds, None)  # type: ignore[arg-type]  # no statement: a subexpression
-            table = np.broadcast_to(np.asarray(equation(e, grid, sem), dtype=np.float64), bounds)
-            entry = self._tables[id(e)] = (sem.store, sem.pad, table)
-        return self._lookup(entry[2], k, e)
+            table = self._tables[id(e)] = np.broadcast_to(np.asarray(equation(e, grid, sem), dtype=np.float64),
+                                                          bounds)
+        return self._lookup(table, k, e)
 
     def _lookup(self, table: np.ndarray, k: Index, e: Expr) -> Any:
         if len(k) != table.ndim:
