@@ -1,0 +1,344 @@
+"""Counterexamples for ``core-teil equiv``, found and replayed as Alive2 does (issue 13).
+
+When two programs' normal forms do not match, equiv looks for concrete
+evidence that they differ: small shapes (every parameter assignment the
+assumptions allow, smallest first) and small integer inputs (seeded), plus
+inputs with one ``•`` (NaN) at a time, since two programs can agree on every
+real input and still differ in where they are undefined.
+
+A candidate is decided in *exact* arithmetic first: :class:`ExactInterpretation`
+runs eval.py's equations (the same ``denote`` and ``st_stmt``) over Python
+:class:`~fractions.Fraction` values with ``None`` for ``•`` (report Definition
+4, controlled division Definition 8), so a float rounding difference (two
+summation orders) is never mistaken for a counterexample.  A difference in
+exact arithmetic is then *replayed* through the reference engine
+``ct.evaluate`` of both programs (with ``--pad``, padded), and reported only
+if the reference engine shows it too.  The inputs are shrunk first (each
+value pushed towards 0, then 1, while the difference persists).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from . import eval as ev
+from .inputs import concrete_extent
+from .syntax import Dim, ElemOp, Expr, Program, Stmt, Var
+from .typing import TypedProgram, check_program
+
+Exact = Fraction | None  # None is •
+
+#: The exact evaluator gives up beyond this many elementary steps per run (it is pure Python).
+WORK_LIMIT = 400_000
+#: Parameter values tried: 1..MAX_EXTENT each (fewer when there are many parameters).
+MAX_EXTENT = 3
+#: At most this many parameter assignments and input variants per assignment.
+MAX_SHAPES = 24
+SEED = 13
+#: The quick search before the proof tries this many shapes, with two input variants each.
+SMOKE_SHAPES = 8
+
+
+#: The whole search (all shapes and inputs) stops after this many elementary steps: a
+#: deterministic bound (not wall-clock), after which equiv answers unknown.
+SEARCH_BUDGET = 3_000_000
+
+
+class WorkExceeded(Exception):
+    """The exact evaluator's budget ran out (the shapes are too large to enumerate)."""
+
+
+@dataclass
+class Budget:
+    """Elementary steps left for one search."""
+
+    left: int = SEARCH_BUDGET
+
+
+@dataclass(frozen=True, eq=False)
+class _Sym:
+    """An index variable of the staged evaluator."""
+
+    n: int
+
+
+class ExactInterpretation:
+    """eval.py's Interpretation over exact rationals, staged: an index is an int or a
+    :class:`_Sym`, a value a function of the symbols' values, a memory a dict of object
+    arrays holding ``Fraction`` or ``None`` (•)."""
+
+    def __init__(self, typed: TypedProgram, budget: Budget | None = None) -> None:
+        self.typed = typed
+        self.work = 0
+        self.budget = budget if budget is not None else Budget()
+        self._n = itertools.count()
+
+    def _tick(self, n: int = 1) -> None:
+        self.work += n
+        self.budget.left -= n
+        if self.work > WORK_LIMIT or self.budget.left < 0:
+            raise WorkExceeded
+
+    def extent(self, d: Dim) -> int:
+        return concrete_extent(self.typed, d)
+
+    def ceil(self, n: int, pad: int) -> int:
+        raise NotImplementedError("the exact evaluator runs the unpadded semantics")
+
+    def read(self, store: Mapping[str, np.ndarray], x: str, k: tuple, node: Var) -> Callable[[dict], Exact]:
+        arr = store[x]
+        ks = tuple(k)
+
+        def value(env: dict) -> Exact:
+            self._tick()
+            idx = tuple((env[i] if isinstance(i, _Sym) else int(i)) - 1 for i in ks)
+            if any(j < 0 or j >= n for j, n in zip(idx, arr.shape, strict=True)):
+                raise ev.SemanticsBug(f"read of {x} out of bounds", node.span, "Lemma 4.3")
+            return arr[idx] if idx else arr[()]
+
+        return value
+
+    def arith(self, op: ElemOp, a: Callable[[dict], Exact], b: Callable[[dict], Exact]) -> Callable[[dict], Exact]:
+        def value(env: dict) -> Exact:
+            self._tick()
+            return exact_arith(op, a(env), b(env))
+
+        return value
+
+    def sum(self, n: int, body: Callable[[_Sym], Callable[[dict], Exact]], node: Expr) -> Callable[[dict], Exact]:
+        m = _Sym(next(self._n))
+        f = body(m)
+
+        def value(env: dict) -> Exact:
+            acc: Exact = Fraction(0)
+            for i in range(1, n + 1):
+                env[m] = i
+                acc = exact_arith("add", acc, f(env))
+            env.pop(m, None)
+            return acc
+
+        return value
+
+    def guard(self, j: Any, d: int, v: Any) -> Any:
+        raise NotImplementedError("the exact evaluator runs the unpadded semantics")
+
+    def domain(self, bounds: tuple[int, ...], stmt: Stmt) -> tuple[_Sym, ...]:
+        return tuple(_Sym(next(self._n)) for _ in bounds)
+
+    def update(self, store: Mapping[str, np.ndarray], x: str, k: tuple, v: Callable[[dict], Exact],
+               bounds: tuple[int, ...]) -> dict[str, np.ndarray]:
+        arr = np.empty(bounds, dtype=object)
+        for idx in np.ndindex(*bounds):
+            env = {s: i + 1 for s, i in zip(k, idx, strict=True)}
+            arr[idx] = v(env)
+        new = dict(store)
+        new[x] = arr
+        return new
+
+
+def exact_arith(op: ElemOp, a: Exact, b: Exact) -> Exact:
+    """Report Definition 4 (• absorbs + - ·) and Definition 8 (0/0 = 0/• = 0, v/0 = •)."""
+    if op == "div":
+        if a == 0:
+            return Fraction(0)
+        if a is None or b is None or b == 0:
+            return None
+        return a / b
+    if a is None or b is None:
+        return None
+    return a + b if op == "add" else a - b if op == "sub" else a * b
+
+
+def run_exact(typed: TypedProgram, inputs: Mapping[str, np.ndarray],
+              budget: Budget | None = None) -> dict[str, np.ndarray]:
+    """The outputs of ``typed`` in exact arithmetic (inputs: float arrays, NaN for •)."""
+    interp = ExactInterpretation(typed, budget)
+    store: dict[str, np.ndarray] = {}
+    for a in typed.program.allocs:
+        shape = tuple(interp.extent(d) for d in a.shape)
+        arr = np.empty(shape, dtype=object)
+        src = inputs.get(a.name)
+        for idx in np.ndindex(*shape):
+            arr[idx] = None if src is None or math.isnan(src[idx]) else Fraction(float(src[idx]))
+        store[a.name] = arr
+    final = ev.eval_prog(ev.Sem(typed, interp, store, None))
+    return {a.name: final[a.name] for a in typed.program.outputs()}
+
+
+# --------------------------------------------------------------------------
+# The search
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Found:
+    """A replayed counterexample: both programs run on ``inputs`` with ``params``."""
+
+    output: str
+    index: tuple[int, ...]
+    params: dict[str, int]
+    inputs: dict[str, np.ndarray]
+    exact: tuple[str, str]
+    reference: tuple[str, str]
+    pad: int | None
+
+
+def show(v: Any) -> str:
+    if v is None:
+        return "•"
+    if isinstance(v, Fraction):
+        return str(v.numerator) if v.denominator == 1 else f"{v} (≈ {float(v):.6g})"
+    f = float(v)
+    if math.isnan(f):
+        return "•"
+    return f"{f:g}"
+
+
+def assignments(free: list[str], allowed: Callable[[dict[str, int]], bool],
+                fixed: dict[str, int]) -> Iterator[dict[str, int]]:
+    """Parameter assignments, smallest (by sum, then lexicographically) first."""
+    top = MAX_EXTENT if len(free) <= 4 else 2
+    cands = sorted(itertools.product(range(1, top + 1), repeat=len(free)), key=lambda t: (sum(t), t))
+    n = 0
+    for values in cands:
+        a = {**fixed, **dict(zip(free, values, strict=True))}
+        if allowed(a):
+            yield a
+            n += 1
+            if n >= MAX_SHAPES:
+                return
+
+
+def input_variants(shapes: dict[str, tuple[int, ...]], rng: np.random.Generator) -> Iterator[dict[str, np.ndarray]]:
+    """Seeded small integer inputs; then inputs with zeros; then one • at a time."""
+    base = {x: rng.integers(1, 10, size=s).astype(float) for x, s in shapes.items()}
+    yield base
+    yield {x: rng.integers(-3, 4, size=s).astype(float) for x, s in shapes.items()}
+    yield {x: rng.integers(1, 10, size=s).astype(float) for x, s in shapes.items()}
+    cells = [(x, idx) for x, s in shapes.items() for idx in np.ndindex(*s)]
+    if len(cells) <= 64:
+        for x, idx in cells:
+            v = {y: a.copy() for y, a in base.items()}
+            v[x][idx] = math.nan
+            yield v
+
+
+def _differs(a: Exact, b: Exact) -> bool:
+    return a != b
+
+
+def first_difference(ex: Mapping[str, np.ndarray], ey: Mapping[str, np.ndarray],
+                     outputs: list[str]) -> tuple[str, tuple[int, ...]] | None:
+    for name in outputs:
+        a, b = ex[name], ey[name]
+        for idx in np.ndindex(*a.shape):
+            if _differs(a[idx], b[idx]):
+                return name, idx
+    return None
+
+
+def _ref_same(a: float, b: float) -> bool:
+    return (a == b) or (math.isnan(a) and math.isnan(b))
+
+
+def replay(p: Program, q: Program, params_p: dict[str, int], params_q: dict[str, int],
+           inputs: dict[str, np.ndarray], name: str, idx: tuple[int, ...],
+           pad: int | None) -> tuple[str, str] | None:
+    """Both programs through ``ct.evaluate`` (the reference engine); their values at ``name[idx]``
+    if they differ there, else ``None``."""
+    ins_p = {a.name: inputs[a.name] for a in p.inputs()}
+    ins_q = {a.name: inputs[a.name] for a in q.inputs()}
+    try:
+        rp = ev.evaluate(p, ins_p, params_p, pad)[name]
+        rq = ev.evaluate(q, ins_q, params_q, pad)[name]
+    except ev.PaddingUnsound:
+        return None
+    a, b = float(rp[idx]), float(rq[idx])
+    if _ref_same(a, b):
+        return None
+    return show(a), show(b)
+
+
+def search(p: Program, q: Program, outputs: list[str], free: list[str], fixed: dict[str, int],
+           allowed: Callable[[dict[str, int]], bool], pad: int | None,
+           deep: bool = True) -> Found | None:
+    """The first replayed counterexample among small shapes and inputs, shrunk; or ``None``."""
+    rng = np.random.default_rng(SEED)
+    budget = Budget()
+    for n_shape, params in enumerate(assignments(free, allowed, fixed)):
+        if not deep and n_shape >= SMOKE_SHAPES:
+            break
+        pp = {k: v for k, v in params.items() if k in p.params}
+        pq = {k: v for k, v in params.items() if k in q.params}
+        try:
+            tp, tq = check_program(p, pp), check_program(q, pq)
+        except Exception:  # a shape outside what the programs' side conditions allow
+            continue
+        shapes = {x: tuple(concrete_extent(tp, d) for d in tp.gamma[x]) for x in (a.name for a in p.inputs())}
+        if sum(math.prod(s) for s in shapes.values()) > 5000:
+            continue
+        variants = input_variants(shapes, rng)
+        for n, inputs in enumerate(variants):
+            if not deep and n >= 2:
+                break
+            if budget.left <= 0:
+                return None
+            found = _try(p, q, tp, tq, pp, pq, params, inputs, outputs, pad, budget)
+            if found is not None:
+                return found
+    return None
+
+
+def _try(p: Program, q: Program, tp: TypedProgram, tq: TypedProgram, pp: dict[str, int], pq: dict[str, int],
+         params: dict[str, int], inputs: dict[str, np.ndarray], outputs: list[str],
+         pad: int | None, budget: Budget) -> Found | None:
+    try:
+        ex, ey = run_exact(tp, inputs, budget), run_exact(tq, inputs, budget)
+    except WorkExceeded:
+        return None
+    diff = first_difference(ex, ey, outputs)
+    if diff is None:
+        return None
+    name, idx = diff
+    one = tuple(i + 1 for i in idx)
+    ref = replay(p, q, pp, pq, inputs, name, idx, pad)
+    if ref is None:
+        return None
+    inputs = shrink(p, q, tp, tq, pp, pq, inputs, name, idx, pad)
+    ex, ey = run_exact(tp, inputs), run_exact(tq, inputs)
+    ref = replay(p, q, pp, pq, inputs, name, idx, pad)
+    assert ref is not None
+    return Found(name, one, params, inputs, (show(ex[name][idx]), show(ey[name][idx])), ref, pad)
+
+
+def shrink(p: Program, q: Program, tp: TypedProgram, tq: TypedProgram, pp: dict[str, int], pq: dict[str, int],
+           inputs: dict[str, np.ndarray], name: str, idx: tuple[int, ...], pad: int | None) -> dict[str, np.ndarray]:
+    """Each input value pushed to 0, else 1, while the difference at ``name[idx]`` persists
+    (exactly and in the reference engine): Alive2 shrinks numbers before it shows them."""
+    cur = {x: a.copy() for x, a in inputs.items()}
+    cells = [(x, i) for x, a in cur.items() for i in np.ndindex(*a.shape)]
+    for x, i in cells[:200]:
+        old = cur[x][i]
+        for cand in (0.0, 1.0):
+            if old == cand:
+                break
+            cur[x][i] = cand
+            try:
+                ex, ey = run_exact(tp, cur), run_exact(tq, cur)
+            except WorkExceeded:
+                ex = ey = None
+            if ex is not None and ey is not None and _differs(ex[name][idx], ey[name][idx]) and \
+                    replay(p, q, pp, pq, cur, name, idx, pad) is not None:
+                break
+            cur[x][i] = old
+    return cur
+
+
+__all__ = ["ExactInterpretation", "Found", "run_exact", "search"]
