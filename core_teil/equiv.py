@@ -60,10 +60,10 @@ from .equiv_nf import (
     show_coef,
 )
 from .equiv_search import Found, search
-from .errors import NO_SPAN, TeilInputError
+from .errors import NO_SPAN, TeilInputError, TeilTypeError
 from .eval import Sem, st_stmt
 from .inputs import check_pad, check_params
-from .printer import format_shape
+from .printer import format_cond, format_shape
 from .prove import RLIMIT, SEED, decide
 from .shapes import ShapeSolver
 from .syntax import Assume, Decl, Dim, Param, Program, walk
@@ -238,11 +238,32 @@ class Scope:
         decls += [d for d in (*p.decls, *q.decls) if isinstance(d, Assume)]
         self.program = Program("core", tuple(decls), (), file=f"{p.file} & {q.file}")
         self.shapes = ShapeSolver(self.program, params)
-        self.shapes.check_assumptions()
+        try:
+            self.shapes.check_assumptions()
+        except TeilTypeError as exc:
+            raise TeilInputError(f"the assumptions of {p.file} and {q.file} together admit no parameter values, "
+                                 f"so the programs have no shape in common to compare", exc.span,
+                                 "equiv: same parameters") from None
         self.fixed = dict(params)
         self.free = [n for n in names if n not in params]
         self.hyps = self.shapes.hypotheses()
         self.rep = self._representatives()
+        self.lows = self._lows()
+
+    def _lows(self) -> dict[str, int]:
+        """The least value the assumptions allow each free parameter (where the search starts)."""
+        if not self.program.conds:
+            return {}
+        out: dict[str, int] = {}
+        for n in self.free:
+            opt = z3.Optimize()
+            opt.set("random_seed", SEED)
+            opt.set("rlimit", RLIMIT)
+            opt.add(*self.hyps)
+            opt.minimize(self.shapes.vars[n])
+            if opt.check() == z3.sat:
+                out[n] = max(1, opt.model().eval(self.shapes.vars[n], model_completion=True).as_long())
+        return out
 
     def holds(self, claim: z3.BoolRef, rlimit: int = RLIMIT) -> str:
         """``proved`` / ``refuted`` / ``unknown``: does ``claim`` hold for every allowed value?"""
@@ -452,7 +473,7 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     interface(p, q, scope)
     outputs = [a.name for a in p.outputs()]
     notes: list[str] = []
-    if {c for c in p.conds} != {c for c in q.conds}:
+    if {format_cond(c) for c in p.conds} != {format_cond(c) for c in q.conds}:
         notes.append("the programs' assumptions differ: the claim is for the parameter values both allow")
     merged = {n: r for n, r in scope.rep.items() if r != n}
     if merged:
@@ -464,7 +485,7 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
 
     # 2. a quick search for a difference first (it also guards the normaliser)
     t0 = time.perf_counter()
-    found = search(p, q, outputs, scope.free, scope.fixed, scope.allowed, pad, deep=False) if smoke else None
+    found = search(p, q, outputs, scope.free, scope.fixed, scope.allowed, pad, False, scope.lows) if smoke else None
     if found is not None:
         results = [result(n, Status.REFUTED, t0, counterexample=_to_counterexample(found)) if n == found.output
                    else result(n, Status.UNKNOWN, t0, reason="not decided: another output differs")
@@ -477,7 +498,8 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     counter = itertools.count(1)
     shapes = {a.name: a.shape for a in p.outputs()}
     kvars = {x: tuple(IVar(next(counter), "k", scope.atom(d)) for d in t) for x, t in shapes.items()}
-    names = {v: f"k{j}" for vs in kvars.values() for j, v in enumerate(vs, 1)}
+    # an output dimension of extent 1 has the one index 1 (so it matches a proj 1 or a singleton Σ)
+    names = {v: "#1" if v.bound == 1 else f"k{j}" for vs in kvars.values() for j, v in enumerate(vs, 1)}
     t_norm = time.perf_counter()
     try:
         np_, nq = normalise(tp, scope, kvars, counter), normalise(tq, scope, kvars, counter)
@@ -522,7 +544,7 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     # 4. no proof: look for a counterexample
     if pending:
         t0 = time.perf_counter()
-        found = search(p, q, pending, scope.free, scope.fixed, scope.allowed, pad, deep=True) \
+        found = search(p, q, pending, scope.free, scope.fixed, scope.allowed, pad, True, scope.lows) \
             if search_after else None
         if found is not None:
             results = [result(r.name, Status.REFUTED, t0, counterexample=_to_counterexample(found))

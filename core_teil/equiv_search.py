@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import eval as ev
+from .errors import TeilError
 from .inputs import concrete_extent
 from .syntax import Dim, ElemOp, Expr, Program, Stmt, Var
 from .typing import TypedProgram, check_program
@@ -44,11 +45,17 @@ MAX_SHAPES = 24
 SEED = 13
 #: The quick search before the proof tries this many shapes, with two input variants each.
 SMOKE_SHAPES = 8
+#: Inputs with one • at a time are tried on the first few shapes, when they have few cells.
+UNDEF_SHAPES, MAX_UNDEF_CELLS = 4, 48
+#: Shapes whose inputs hold more cells are skipped; at most this many runs per search.
+MAX_CELLS, MAX_RUNS = 5000, 300
+#: At most this many input values are shrunk.
+MAX_SHRINK = 64
 
 
 #: The whole search (all shapes and inputs) stops after this many elementary steps: a
 #: deterministic bound (not wall-clock), after which equiv answers unknown.
-SEARCH_BUDGET = 3_000_000
+SEARCH_BUDGET = 600_000
 
 
 class WorkExceeded(Exception):
@@ -201,11 +208,16 @@ def show(v: Any) -> str:
     return f"{f:g}"
 
 
-def assignments(free: list[str], allowed: Callable[[dict[str, int]], bool],
-                fixed: dict[str, int]) -> Iterator[dict[str, int]]:
-    """Parameter assignments, smallest (by sum, then lexicographically) first."""
-    top = MAX_EXTENT if len(free) <= 4 else 2
-    cands = sorted(itertools.product(range(1, top + 1), repeat=len(free)), key=lambda t: (sum(t), t))
+def assignments(free: list[str], allowed: Callable[[dict[str, int]], bool], fixed: dict[str, int],
+                lows: Mapping[str, int] | None = None) -> Iterator[dict[str, int]]:
+    """Parameter assignments the assumptions allow, smallest (by sum, then lexicographically) first.
+
+    Each parameter ranges over ``lo .. lo + MAX_EXTENT - 1`` where ``lo`` is the least value the
+    assumptions allow it (``lows``, found by Z3; 1 without assumptions), so that ``assume n >= 4``
+    is searched too."""
+    width = MAX_EXTENT if len(free) <= 4 else 2
+    ranges = [range((lows or {}).get(x, 1), (lows or {}).get(x, 1) + width) for x in free]
+    cands = sorted(itertools.product(*ranges), key=lambda t: (sum(t), t))
     n = 0
     for values in cands:
         a = {**fixed, **dict(zip(free, values, strict=True))}
@@ -216,14 +228,15 @@ def assignments(free: list[str], allowed: Callable[[dict[str, int]], bool],
                 return
 
 
-def input_variants(shapes: dict[str, tuple[int, ...]], rng: np.random.Generator) -> Iterator[dict[str, np.ndarray]]:
-    """Seeded small integer inputs; then inputs with zeros; then one • at a time."""
+def input_variants(shapes: dict[str, tuple[int, ...]], rng: np.random.Generator,
+                   undef: bool) -> Iterator[dict[str, np.ndarray]]:
+    """Seeded small integer inputs; then inputs with zeros and negatives; then (``undef``) one • at a time."""
     base = {x: rng.integers(1, 10, size=s).astype(float) for x, s in shapes.items()}
     yield base
     yield {x: rng.integers(-3, 4, size=s).astype(float) for x, s in shapes.items()}
     yield {x: rng.integers(1, 10, size=s).astype(float) for x, s in shapes.items()}
     cells = [(x, idx) for x, s in shapes.items() for idx in np.ndindex(*s)]
-    if len(cells) <= 64:
+    if undef and len(cells) <= MAX_UNDEF_CELLS:
         for x, idx in cells:
             v = {y: a.copy() for y, a in base.items()}
             v[x][idx] = math.nan
@@ -234,97 +247,111 @@ def _differs(a: Exact, b: Exact) -> bool:
     return a != b
 
 
-def first_difference(ex: Mapping[str, np.ndarray], ey: Mapping[str, np.ndarray],
-                     outputs: list[str]) -> tuple[str, tuple[int, ...]] | None:
-    for name in outputs:
-        a, b = ex[name], ey[name]
-        for idx in np.ndindex(*a.shape):
-            if _differs(a[idx], b[idx]):
-                return name, idx
-    return None
-
-
 def _ref_same(a: float, b: float) -> bool:
     return (a == b) or (math.isnan(a) and math.isnan(b))
 
 
-def replay(p: Program, q: Program, params_p: dict[str, int], params_q: dict[str, int],
-           inputs: dict[str, np.ndarray], name: str, idx: tuple[int, ...],
+def reference(prog: Program | TypedProgram, inputs: Mapping[str, np.ndarray], pad: int | None,
+              params: dict[str, int] | None = None) -> dict[str, np.ndarray] | None:
+    """``ct.evaluate`` (the reference engine) of one program on its declared inputs; ``None`` if the
+    padded run is refused (an infinite value met the padding)."""
+    program = prog.program if isinstance(prog, TypedProgram) else prog
+    ins = {a.name: inputs[a.name] for a in program.inputs()}
+    try:
+        return ev.evaluate(prog, ins, None if isinstance(prog, TypedProgram) else params, pad)
+    except ev.PaddingUnsound:
+        return None
+
+
+def reference_differences(rp: Mapping[str, np.ndarray], rq: Mapping[str, np.ndarray],
+                          outputs: list[str]) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """Where the two reference runs differ (NaN, i.e. •, equals NaN), output by output."""
+    for name in outputs:
+        a, b = np.asarray(rp[name]), np.asarray(rq[name])
+        bad = ~((a == b) | (np.isnan(a) & np.isnan(b)))
+        for idx in np.argwhere(bad):
+            yield name, tuple(int(i) for i in idx)
+
+
+def replay(p: Program | TypedProgram, q: Program | TypedProgram, params_p: dict[str, int],
+           params_q: dict[str, int], inputs: dict[str, np.ndarray], name: str, idx: tuple[int, ...],
            pad: int | None) -> tuple[str, str] | None:
     """Both programs through ``ct.evaluate`` (the reference engine); their values at ``name[idx]``
     if they differ there, else ``None``."""
-    ins_p = {a.name: inputs[a.name] for a in p.inputs()}
-    ins_q = {a.name: inputs[a.name] for a in q.inputs()}
-    try:
-        rp = ev.evaluate(p, ins_p, params_p, pad)[name]
-        rq = ev.evaluate(q, ins_q, params_q, pad)[name]
-    except ev.PaddingUnsound:
+    rp, rq = reference(p, inputs, pad, params_p), reference(q, inputs, pad, params_q)
+    if rp is None or rq is None:
         return None
-    a, b = float(rp[idx]), float(rq[idx])
+    a, b = float(rp[name][idx]), float(rq[name][idx])
     if _ref_same(a, b):
         return None
     return show(a), show(b)
 
 
 def search(p: Program, q: Program, outputs: list[str], free: list[str], fixed: dict[str, int],
-           allowed: Callable[[dict[str, int]], bool], pad: int | None,
-           deep: bool = True) -> Found | None:
-    """The first replayed counterexample among small shapes and inputs, shrunk; or ``None``."""
+           allowed: Callable[[dict[str, int]], bool], pad: int | None, deep: bool = True,
+           lows: Mapping[str, int] | None = None) -> Found | None:
+    """The first replayed counterexample among small shapes and inputs, shrunk; or ``None``.
+
+    Both programs run in the reference engine (fast, vectorised); a difference there is
+    confirmed in exact arithmetic (so rounding is never reported) before it is shrunk."""
     rng = np.random.default_rng(SEED)
     budget = Budget()
-    for n_shape, params in enumerate(assignments(free, allowed, fixed)):
+    runs = 0
+    for n_shape, params in enumerate(assignments(free, allowed, fixed, lows)):
         if not deep and n_shape >= SMOKE_SHAPES:
             break
         pp = {k: v for k, v in params.items() if k in p.params}
         pq = {k: v for k, v in params.items() if k in q.params}
         try:
             tp, tq = check_program(p, pp), check_program(q, pq)
-        except Exception:  # a shape outside what the programs' side conditions allow
+        except TeilError:  # a shape outside what the programs' side conditions allow
             continue
         shapes = {x: tuple(concrete_extent(tp, d) for d in tp.gamma[x]) for x in (a.name for a in p.inputs())}
-        if sum(math.prod(s) for s in shapes.values()) > 5000:
+        if sum(math.prod(s) for s in shapes.values()) > MAX_CELLS:
             continue
-        variants = input_variants(shapes, rng)
-        for n, inputs in enumerate(variants):
-            if not deep and n >= 2:
+        for n, inputs in enumerate(input_variants(shapes, rng, undef=deep and n_shape < UNDEF_SHAPES)):
+            if (not deep and n >= 2) or runs >= MAX_RUNS or budget.left <= 0:
                 break
-            if budget.left <= 0:
-                return None
-            found = _try(p, q, tp, tq, pp, pq, params, inputs, outputs, pad, budget)
+            runs += 1
+            found = _try(tp, tq, params, inputs, outputs, pad, budget)
             if found is not None:
                 return found
     return None
 
 
-def _try(p: Program, q: Program, tp: TypedProgram, tq: TypedProgram, pp: dict[str, int], pq: dict[str, int],
-         params: dict[str, int], inputs: dict[str, np.ndarray], outputs: list[str],
-         pad: int | None, budget: Budget) -> Found | None:
+def _try(tp: TypedProgram, tq: TypedProgram, params: dict[str, int], inputs: dict[str, np.ndarray],
+         outputs: list[str], pad: int | None, budget: Budget) -> Found | None:
+    rp, rq = reference(tp, inputs, pad), reference(tq, inputs, pad)
+    if rp is None or rq is None:
+        return None
+    where = next(iter(reference_differences(rp, rq, outputs)), None)
+    if where is None:
+        return None
     try:
         ex, ey = run_exact(tp, inputs, budget), run_exact(tq, inputs, budget)
     except WorkExceeded:
         return None
-    diff = first_difference(ex, ey, outputs)
-    if diff is None:
-        return None
-    name, idx = diff
-    one = tuple(i + 1 for i in idx)
-    ref = replay(p, q, pp, pq, inputs, name, idx, pad)
-    if ref is None:
-        return None
-    inputs = shrink(p, q, tp, tq, pp, pq, inputs, name, idx, pad)
+    # the first place where exact arithmetic confirms what the reference engine shows
+    for name, idx in itertools.chain([where], reference_differences(rp, rq, outputs)):
+        if _differs(ex[name][idx], ey[name][idx]):
+            break
+    else:
+        return None  # rounding only: the reals agree
+    inputs = shrink(tp, tq, inputs, name, idx, pad)
     ex, ey = run_exact(tp, inputs), run_exact(tq, inputs)
-    ref = replay(p, q, pp, pq, inputs, name, idx, pad)
+    ref = replay(tp, tq, {}, {}, inputs, name, idx, pad)
     assert ref is not None
-    return Found(name, one, params, inputs, (show(ex[name][idx]), show(ey[name][idx])), ref, pad)
+    return Found(name, tuple(i + 1 for i in idx), params, inputs, (show(ex[name][idx]), show(ey[name][idx])), ref,
+                 pad)
 
 
-def shrink(p: Program, q: Program, tp: TypedProgram, tq: TypedProgram, pp: dict[str, int], pq: dict[str, int],
-           inputs: dict[str, np.ndarray], name: str, idx: tuple[int, ...], pad: int | None) -> dict[str, np.ndarray]:
+def shrink(tp: TypedProgram, tq: TypedProgram, inputs: dict[str, np.ndarray], name: str, idx: tuple[int, ...],
+           pad: int | None) -> dict[str, np.ndarray]:
     """Each input value pushed to 0, else 1, while the difference at ``name[idx]`` persists
     (exactly and in the reference engine): Alive2 shrinks numbers before it shows them."""
     cur = {x: a.copy() for x, a in inputs.items()}
     cells = [(x, i) for x, a in cur.items() for i in np.ndindex(*a.shape)]
-    for x, i in cells[:200]:
+    for x, i in cells[:MAX_SHRINK]:
         old = cur[x][i]
         for cand in (0.0, 1.0):
             if old == cand:
@@ -332,10 +359,11 @@ def shrink(p: Program, q: Program, tp: TypedProgram, tq: TypedProgram, pp: dict[
             cur[x][i] = cand
             try:
                 ex, ey = run_exact(tp, cur), run_exact(tq, cur)
+                keep = _differs(ex[name][idx], ey[name][idx]) and \
+                    replay(tp, tq, {}, {}, cur, name, idx, pad) is not None
             except WorkExceeded:
-                ex = ey = None
-            if ex is not None and ey is not None and _differs(ex[name][idx], ey[name][idx]) and \
-                    replay(p, q, pp, pq, cur, name, idx, pad) is not None:
+                keep = False
+            if keep:
                 break
             cur[x][i] = old
     return cur

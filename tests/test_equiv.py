@@ -323,7 +323,7 @@ def test_the_search_does_not_report_rounding() -> None:
     inputs = {"a": np.array(0.1), "b": np.array(0.2), "c": np.array(0.3)}
     assert float(ct.evaluate(p, inputs)["y"]) != float(ct.evaluate(q, inputs)["y"])  # rounding
     tp, tq = check_program(p), check_program(q)
-    assert equiv_search._try(p, q, tp, tq, {}, {}, {}, inputs, ["y"], None, equiv_search.Budget()) is None
+    assert equiv_search._try(tp, tq, {}, inputs, ["y"], None, equiv_search.Budget()) is None
 
 
 def test_the_replay_refuses_what_the_reference_engine_does_not_show() -> None:
@@ -392,3 +392,29 @@ def test_ct_equiv_is_the_function_even_after_importing_the_submodule() -> None:
     import core_teil.equiv  # noqa: F401
 
     assert ct.equiv is sys.modules["core_teil.equiv"].equiv and callable(ct.equiv)
+
+
+def test_the_search_starts_where_the_assumptions_allow() -> None:
+    """``assume n >= 5``: extents 1..3 are not allowed; the search starts at n = 5."""
+    src = "param n\nassume n >= 5\ninput alloc X : [n]\noutput alloc Y : []\nY = {}\n"
+    p, q = ct.parse(src.format("proj 4 X"), "p.teil"), ct.parse(src.format("proj 5 X"), "q.teil")
+    report = ct.equiv(p, q)
+    cex = report.outputs[0].counterexample
+    assert report.exit_code == 1 and cex is not None and cex.params == {"n": 5}
+
+
+def test_extent_one_dimensions_match_constant_indices() -> None:
+    src = "param n\ninput alloc X : [1, n]\noutput alloc Y : [1, n]\nY = {}\n"
+    p = ct.parse(src.format("expa 1 (proj 1 X)"), "p.teil")
+    for body in ("expa 1 (red X)", "X"):
+        assert ct.equiv(p, ct.parse(src.format(body), "q.teil"), smoke=False, search_after=False).ok
+
+
+def test_assumptions_without_common_values_are_a_usage_error() -> None:
+    p = ct.parse("param n\nassume n >= 2\ninput alloc X : [n]\noutput alloc Y : [n]\nY = X\n", "p.teil")
+    q = ct.parse("param n\nassume n <= 1\ninput alloc X : [n]\noutput alloc Y : [n]\nY = X\n", "q.teil")
+    with pytest.raises(TeilInputError, match="together admit no parameter values"):
+        ct.equiv(p, q)
+    r = ct.parse("param n\nassume n >= 1\ninput alloc X : [n]\noutput alloc Y : [n]\nY = X\n", "r.teil")
+    assert any("assumptions differ" in note for note in ct.equiv(p, r).notes)
+    assert not any("assumptions differ" in note for note in ct.equiv(p, p).notes)
