@@ -58,14 +58,17 @@ from .equiv_nf import (
     canon,
     monomial,
     show_coef,
+    to_z3,
 )
-from .equiv_search import Found, search
+from .equiv_search import Found, Hint, search, seeded
 from .errors import NO_SPAN, TeilInputError, TeilTypeError
 from .eval import Sem, st_stmt
 from .inputs import check_pad, check_params
 from .printer import format_cond, format_shape
-from .prove import RLIMIT, SEED, decide
+from .prove import RLIMIT, SEED, decide, z3_solver
+from .replay import to_float
 from .shapes import ShapeSolver
+from .symbolic import Value
 from .syntax import Assume, Decl, Dim, Param, Program, walk
 from .typing import TypedProgram, check_program
 
@@ -436,6 +439,37 @@ def compare(cp: Canon, cq: Canon, scope: Scope, rlimit: int) -> tuple[Status, st
     return Status.PROVED, "", steps
 
 
+Z3_ALGEBRA = "V ∪ {•} algebra by z3 (report Def. 4, 8 as symbolic.arith; real arithmetic)"
+
+
+def algebra(vp: Poly, vq: Poly, names: dict[IVar, str], scope: Scope, rlimit: int) -> tuple[Status, Hint | None]:
+    """The fallback: the two normal forms as Z3 terms over ``Value`` (:func:`equiv_nf.to_z3`), equal
+    for every value of their reads and Σ-terms and every allowed parameter value?  ``PROVED`` only
+    on ``unsat``.  On ``sat`` the model's parameters and read values come back as a :class:`Hint`
+    for the search (a model over opaque Σ-terms may be spurious: only a replay decides)."""
+    reads: dict[str, Leaf] = {}
+    try:
+        a = to_z3(vp, names, lambda c: coef_term(c, scope), 0, reads)
+        b = to_z3(vq, names, lambda c: coef_term(c, scope), 0, reads)
+    except RecursionError:
+        return Status.UNKNOWN, None
+    claim = a == b
+    if scope.holds(claim, rlimit) == "proved":
+        return Status.PROVED, None
+    s = z3_solver(rlimit, None)
+    s.add(*scope.hyps, z3.Not(claim))
+    if s.check() != z3.sat:
+        return Status.UNKNOWN, None
+    model = s.model()
+    params = {n: model.eval(v, model_completion=True).as_long() for n, v in scope.shapes.vars.items()
+              if n in scope.free}
+    values = []
+    for key, leaf in reads.items():
+        v = model.eval(z3.Const(key, Value), model_completion=True)
+        values.append((leaf.name, leaf.index, to_float(v)))
+    return Status.UNKNOWN, Hint(params, tuple(values))
+
+
 # --------------------------------------------------------------------------
 # The entry point
 # --------------------------------------------------------------------------
@@ -508,6 +542,7 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
         np_ = nq = None
         too_large = f"the normal form is too large to build ({exc}); no proof attempted"
     pending: list[str] = []
+    hints: dict[str, tuple[Hint, tuple[IVar, ...]]] = {}
     for name in outputs:
         t0 = t_norm if name == outputs[0] else time.perf_counter()  # the first output carries the normalisation
         if np_ is None or nq is None:
@@ -518,20 +553,30 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
         cp = canon(np_.values[name], names, 0, trp)
         cq = canon(nq.values[name], names, 0, trq)
         status, why, steps = compare(cp, cq, scope, rlimit)
+        method = "the two normal forms are equal term by term (up to renaming of summation variables)"
+        fallback, hint = (algebra(np_.values[name], nq.values[name], names, scope, rlimit)
+                          if status is not Status.PROVED else (Status.UNKNOWN, None))
+        if hint is not None:
+            hints[name] = (hint, kvars[name])
+        if fallback is Status.PROVED:
+            status, steps = Status.PROVED, []
+            method = ("the normal forms differ term by term; z3 proves them equal for every value of their reads "
+                      "and Σ-terms, in V ∪ {•} with real arithmetic and controlled division (report Def. 4, 8 "
+                      "as symbolic.arith states them)")
+            trp.use(Z3_ALGEBRA)
         at = f"{name}[{', '.join(f'k{j}' for j in range(1, len(shapes[name]) + 1))}]" if shapes[name] else name
         if status is Status.PROVED and not padding_ok:
             status, why = Status.UNKNOWN, padding_why
         if status is Status.PROVED:
             laws = _laws(trp, trq)
-            reordered = {RING, LIKE_TERMS, "Sum-Linearity", "Sum-Scalar-Left", "Sum-Scalar-Right", "Sum-Fubini",
-                         "Sum-Constant"} & set(laws)
+            reordered = {RING, LIKE_TERMS, Z3_ALGEBRA, "Sum-Linearity", "Sum-Scalar-Left", "Sum-Scalar-Right",
+                         "Sum-Fubini", "Sum-Constant"} & set(laws)
             same_tree = np_.trees[name] == nq.trees[name]
             note = "" if same_tree or not reordered else (
                 "proved in real arithmetic; the programs differ by reassociation, distribution or the order "
                 "of summation, so float64 results may differ by rounding")
-            proof = [f"{p.file}: {at} = {cp.show()}", f"{q.file}: {at} = {cq.show()}",
-                     "the two normal forms are equal term by term (up to renaming of summation variables)",
-                     *steps, "index maps and arithmetic by eval.py's equations " + ", ".join(_equations(tp, tq))]
+            proof = [f"{p.file}: {at} = {cp.show()}", f"{q.file}: {at} = {cq.show()}", method, *steps,
+                     "index maps and arithmetic by eval.py's equations " + ", ".join(_equations(tp, tq))]
             if pad is not None:
                 proof.append(f"pad {pad}: both programs' padded runs equal their unpadded ones on the original "
                              "domain (report Theorem 3, true form; prove --pad)")
@@ -544,8 +589,15 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     # 4. no proof: look for a counterexample
     if pending:
         t0 = time.perf_counter()
-        found = search(p, q, pending, scope.free, scope.fixed, scope.allowed, pad, True, scope.lows) \
-            if search_after else None
+        found = None
+        for name in pending if search_after else []:  # first where z3's model points
+            if name in hints:
+                hint, ks = hints[name]
+                found = seeded(p, q, pending, hint, ks, scope, pad)
+                if found is not None:
+                    break
+        if found is None and search_after:
+            found = search(p, q, pending, scope.free, scope.fixed, scope.allowed, pad, True, scope.lows)
         if found is not None:
             results = [result(r.name, Status.REFUTED, t0, counterexample=_to_counterexample(found))
                        if r.name == found.output else r for r in results]

@@ -494,7 +494,67 @@ def canon(p: Poly, names: Mapping[IVar, str], depth: int = 0, tr: Trace | None =
     return Canon(False, tuple(sorted(acc.items())))
 
 
+# --------------------------------------------------------------------------
+# The normal form as a Z3 term over V ∪ {•} (the fallback when the terms differ)
+# --------------------------------------------------------------------------
+
+
+def to_z3(p: Poly, names: Mapping[IVar, str], coef: Callable[[Coef], Any], depth: int = 0,
+          reads: dict[str, Leaf] | None = None) -> Any:
+    """``p`` as a term of symbolic.py's ``Value`` sort, with report Definition 4 and controlled
+    division (Definition 8) exactly as the obligations of ``prove`` state them (``symbolic.arith``,
+    real arithmetic).  A read is a ``Value`` constant named by its canonical key; a term with a
+    ``Σ`` is a ``Value`` constant named by its canonical term key (:func:`term_key`).  Equal keys
+    denote equal values, so an equality proved for *every* value of these constants holds of the
+    programs (distinct keys may be related; treating them as independent only loses proofs)."""
+    from .symbolic import UNDEF as Z3_UNDEF
+    from .symbolic import ZERO, Value, arith
+
+    if p.undef:
+        return Z3_UNDEF
+    total = None
+    for t in p.terms:
+        t = _simplify(t, None)
+        if t.red:
+            key, c = term_key(t, names, 0)  # only red-free terms are entered, so only k's are free here
+            v = z3_const(f"sum:{key}", Value)
+        else:
+            c = t.coeff
+            v = None
+            for f in t.factors:
+                if isinstance(f, Leaf):
+                    key = f"read:{_factor_key(f, names, depth, None)}"
+                    if reads is not None:
+                        reads[key] = f
+                    fv = z3_const(key, Value)
+                else:
+                    fv = arith("div", to_z3(f.num, names, coef, depth + 1, reads),
+                               to_z3(f.den, names, coef, depth + 1, reads))
+                v = fv if v is None else arith("mul", v, fv)
+            if v is None:
+                v = Value.val(1)
+        scaled = _scale(coef(c), v)
+        total = scaled if total is None else arith("add", total, scaled)
+    return total if total is not None else ZERO
+
+
+def _scale(c: Any, v: Any) -> Any:
+    """``c · v`` for a real coefficient: • stays •, else the real product (also for ``c = 0``)."""
+    import z3
+
+    from .symbolic import UNDEF as Z3_UNDEF
+    from .symbolic import Value
+
+    return z3.If(v == Z3_UNDEF, Z3_UNDEF, Value.val(c * Value.real(v)))
+
+
+def z3_const(name: str, sort: Any) -> Any:
+    import z3
+
+    return z3.Const(name, sort)
+
+
 __all__ = [
     "Canon", "Const", "Definition", "DivF", "IVar", "Leaf", "NFInterpretation", "Poly", "Term", "TooLarge",
-    "Trace", "canon", "show_coef",
+    "Trace", "canon", "show_coef", "to_z3",
 ]

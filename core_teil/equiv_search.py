@@ -43,7 +43,7 @@ MAX_EXTENT = 3
 #: At most this many parameter assignments and input variants per assignment.
 MAX_SHAPES = 24
 SEED = 13
-#: The quick search before the proof tries this many shapes, with two input variants each.
+#: The quick search before the proof tries this many shapes, with one input (positive integers) each.
 SMOKE_SHAPES = 8
 #: Inputs with one • at a time are tried on the first few shapes, when they have few cells.
 UNDEF_SHAPES, MAX_UNDEF_CELLS = 4, 48
@@ -235,6 +235,7 @@ def input_variants(shapes: dict[str, tuple[int, ...]], rng: np.random.Generator,
     yield base
     yield {x: rng.integers(-3, 4, size=s).astype(float) for x, s in shapes.items()}
     yield {x: rng.integers(1, 10, size=s).astype(float) for x, s in shapes.items()}
+    yield {x: rng.integers(0, 2, size=s).astype(float) for x, s in shapes.items()}
     cells = [(x, idx) for x, s in shapes.items() for idx in np.ndindex(*s)]
     if undef and len(cells) <= MAX_UNDEF_CELLS:
         for x, idx in cells:
@@ -292,11 +293,12 @@ def search(p: Program, q: Program, outputs: list[str], free: list[str], fixed: d
            lows: Mapping[str, int] | None = None) -> Found | None:
     """The first replayed counterexample among small shapes and inputs, shrunk; or ``None``.
 
-    Both programs run in the reference engine (fast, vectorised); a difference there is
-    confirmed in exact arithmetic (so rounding is never reported) before it is shrunk."""
-    rng = np.random.default_rng(SEED)
+    Input variants are tried in order, each on every shape from the smallest up, so that a
+    counterexample has the smallest shape its kind of input allows.  Both programs run in the
+    reference engine (fast, vectorised); a difference there is confirmed in exact arithmetic (so
+    rounding is never reported) before it is shrunk."""
     budget = Budget()
-    runs = 0
+    cases = []
     for n_shape, params in enumerate(assignments(free, allowed, fixed, lows)):
         if not deep and n_shape >= SMOKE_SHAPES:
             break
@@ -309,11 +311,18 @@ def search(p: Program, q: Program, outputs: list[str], free: list[str], fixed: d
         shapes = {x: tuple(concrete_extent(tp, d) for d in tp.gamma[x]) for x in (a.name for a in p.inputs())}
         if sum(math.prod(s) for s in shapes.values()) > MAX_CELLS:
             continue
-        for n, inputs in enumerate(input_variants(shapes, rng, undef=deep and n_shape < UNDEF_SHAPES)):
-            if (not deep and n >= 2) or runs >= MAX_RUNS or budget.left <= 0:
-                break
+        rng = np.random.default_rng((SEED, n_shape))
+        variants = list(input_variants(shapes, rng, undef=deep and len(cases) < UNDEF_SHAPES))
+        cases.append((params, tp, tq, variants[:1] if not deep else variants))
+    runs = 0
+    for v in range(max((len(c[3]) for c in cases), default=0)):
+        for params, tp, tq, variants in cases:
+            if v >= len(variants):
+                continue
+            if runs >= MAX_RUNS or budget.left <= 0:
+                return None
             runs += 1
-            found = _try(tp, tq, params, inputs, outputs, pad, budget)
+            found = _try(tp, tq, params, variants[v], outputs, pad, budget)
             if found is not None:
                 return found
     return None
@@ -345,6 +354,74 @@ def _try(tp: TypedProgram, tq: TypedProgram, params: dict[str, int], inputs: dic
                  pad)
 
 
+@dataclass(frozen=True)
+class Hint:
+    """A solver's model of the two normal forms differing: parameter values, and values (NaN for •)
+    of reads ``x[index]`` whose indices are output variables or constants (:mod:`core_teil.equiv_nf`)."""
+
+    params: dict[str, int]
+    reads: tuple[tuple[str, tuple[Any, ...], float], ...]
+
+
+#: A model's parameter values larger than this are not tried (the least allowed values are, instead).
+MAX_HINT_EXTENT = 6
+
+
+def seeded(p: Program, q: Program, outputs: list[str], hint: Hint, ks: tuple[Any, ...], scope: Any,
+           pad: int | None) -> Found | None:
+    """Inputs built from a model (:class:`Hint`): its read values placed at the cells they name,
+    for an output index of all ones or of distinct positions, the rest seeded small integers; then
+    the same replay as :func:`search` (reference engine, exact confirmation, shrinking)."""
+    from .equiv_nf import Const, IVar
+
+    rng = np.random.default_rng(SEED)
+    candidates = []
+    if all(v <= MAX_HINT_EXTENT for v in hint.params.values()):
+        candidates.append({**scope.fixed, **hint.params})
+    candidates.append({**scope.fixed, **{n: scope.lows.get(n, 1) for n in scope.free}})
+    for params in candidates:
+        if not scope.allowed(params):
+            continue
+        pp = {k: v for k, v in params.items() if k in p.params}
+        pq = {k: v for k, v in params.items() if k in q.params}
+        try:
+            tp, tq = check_program(p, pp), check_program(q, pq)
+        except TeilError:
+            continue
+        shapes = {a.name: tuple(concrete_extent(tp, d) for d in a.shape) for a in p.inputs()}
+        if sum(math.prod(s) for s in shapes.values()) > MAX_CELLS:
+            continue
+
+        def atom(x: Any, params: dict[str, int] = params) -> int:
+            return x if isinstance(x, int) else params.get(x, 1)
+
+        bounds = [atom(k.bound) for k in ks]
+        for kv in ([1] * len(ks), [min(j, b) for j, b in enumerate(bounds, 1)]):
+            at = {k: v for k, v in zip(ks, kv, strict=True)}
+            cells: dict[tuple[str, tuple[int, ...]], float] = {}
+            ok = True
+            for x, index, value in hint.reads:
+                idx = tuple((at.get(i, 1) if isinstance(i, IVar) else atom(i.value) if isinstance(i, Const) else 1)
+                            - 1 for i in index)
+                if x not in shapes or len(idx) != len(shapes[x]) or \
+                        any(not 0 <= j < n for j, n in zip(idx, shapes[x], strict=True)):
+                    ok = False
+                    break
+                old = cells.setdefault((x, idx), value)
+                if not (old == value or (math.isnan(old) and math.isnan(value))):
+                    ok = False
+                    break
+            if not ok:
+                continue
+            inputs = {x: rng.integers(1, 10, size=s).astype(float) for x, s in shapes.items()}
+            for (x, idx), value in cells.items():
+                inputs[x][idx] = value
+            found = _try(tp, tq, params, inputs, outputs, pad, Budget())
+            if found is not None:
+                return found
+    return None
+
+
 def shrink(tp: TypedProgram, tq: TypedProgram, inputs: dict[str, np.ndarray], name: str, idx: tuple[int, ...],
            pad: int | None) -> dict[str, np.ndarray]:
     """Each input value pushed to 0, else 1, while the difference at ``name[idx]`` persists
@@ -369,4 +446,4 @@ def shrink(tp: TypedProgram, tq: TypedProgram, inputs: dict[str, np.ndarray], na
     return cur
 
 
-__all__ = ["ExactInterpretation", "Found", "run_exact", "search"]
+__all__ = ["ExactInterpretation", "Found", "Hint", "run_exact", "search", "seeded"]

@@ -196,8 +196,16 @@ def test_counterexample_rendering_names_index_and_both_values() -> None:
     assert f"in {p.file}:" in text and f"in {q.file}:" in text and "replayed by the reference engine" in text
 
 
+def test_distribution_over_controlled_division_is_proved_by_z3() -> None:
+    report = ct.equiv(*pair("div_distribute"))
+    assert report.ok
+    (o,) = report.outputs
+    assert o.normal_form_p != o.normal_form_q and any("z3 proves them equal" in s for s in o.steps)
+    assert any("algebra by z3" in law for law in o.laws)
+
+
 def test_unknown_is_never_equivalent() -> None:
-    report = ct.equiv(*pair("unknown_div"))
+    report = ct.equiv(*pair("unknown_sum_div"))
     assert not report.ok and report.exit_code == 3
     assert report.outputs[0].status is Status.UNKNOWN and "no counterexample" in report.outputs[0].reason
 
@@ -236,7 +244,7 @@ def test_cli_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     assert code == 0 and "=> equivalent" in out
     code, out, _ = run(capsys, "equiv", f("bad_factor_swapped", "p"), f("bad_factor_swapped", "q"))
     assert code == 1 and "Example:" in out
-    code, out, _ = run(capsys, "equiv", f("unknown_div", "p"), f("unknown_div", "q"))
+    code, out, _ = run(capsys, "equiv", f("unknown_sum_div", "p"), f("unknown_sum_div", "q"))
     assert code == 3 and "UNKNOWN" in out
     code, _, err = run(capsys, "equiv", f("law4_diag_transp", "p"), f("law3_proj_expa", "q"))
     assert code == 2 and "same inputs" in err and "Traceback" not in err
@@ -418,3 +426,25 @@ def test_assumptions_without_common_values_are_a_usage_error() -> None:
     r = ct.parse("param n\nassume n >= 1\ninput alloc X : [n]\noutput alloc Y : [n]\nY = X\n", "r.teil")
     assert any("assumptions differ" in note for note in ct.equiv(p, r).notes)
     assert not any("assumptions differ" in note for note in ct.equiv(p, p).notes)
+
+
+def test_z3s_model_seeds_a_counterexample_random_inputs_miss() -> None:
+    """(X·Y)/(Z·W) vs (X/Z)·(Y/W): they differ only where a numerator is 0 and a divisor is 0
+    (0/0 = 0, but • · 0 = •); the model of the failed algebra check places those values."""
+    src = ("param n\ninput alloc X : [n]\ninput alloc Y : [n]\ninput alloc Z : [n]\ninput alloc W : [n]\n"
+           "output alloc R : [n]\nR = {}\n")
+    p = ct.parse(src.format("div (mul X Y) (mul Z W)"), "p.teil")
+    q = ct.parse(src.format("mul (div X Z) (div Y W)"), "q.teil")
+    report = ct.equiv(p, q)
+    cex = report.outputs[0].counterexample
+    assert report.exit_code == 1 and cex is not None and cex.params == {"n": 1}
+    assert "•" in (cex.value_p, cex.value_q)
+
+
+def test_the_algebra_check_respects_undefinedness() -> None:
+    """X + (Y - X) = Y in the reals, not in V ∪ {•} (X = •): z3 must not prove it, the search refutes it."""
+    src = "param n\ninput alloc X : [n]\ninput alloc Y : [n]\noutput alloc R : [n]\nR = {}\n"
+    p, q = ct.parse(src.format("add X (sub Y X)"), "p.teil"), ct.parse(src.format("Y"), "q.teil")
+    assert ct.equiv(p, q, smoke=False, search_after=False).exit_code == 3
+    report = ct.equiv(p, q)
+    assert report.exit_code == 1 and report.outputs[0].counterexample.value_p == "•"
