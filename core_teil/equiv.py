@@ -69,7 +69,7 @@ from .prove import RLIMIT, SEED, decide, z3_solver
 from .replay import to_float
 from .shapes import ShapeSolver
 from .symbolic import Value
-from .syntax import Assume, Decl, Dim, Param, Program, walk
+from .syntax import Assume, Decl, Dim, Param, Program, Var, walk
 from .typing import TypedProgram, check_program
 
 EXIT_EQUIVALENT, EXIT_DIFFERENT, EXIT_UNKNOWN = 0, 1, 3
@@ -136,6 +136,11 @@ class OutputResult:
     counterexample: Counterexample | None = None
     reason: str = ""
     float_note: str = ""
+
+    @property
+    def lemma(self) -> str:
+        """What the verdict rests on (the field ``prove``'s obligations have too)."""
+        return "; ".join(self.laws) if self.laws else "normal forms (core_teil/equiv_nf.py)"
 
     def to_json(self) -> dict[str, Any]:
         return {"output": self.name, "status": str(self.status), "seconds": round(self.seconds, 6),
@@ -214,6 +219,11 @@ class EquivReport:
             out.append(f"=> equivalent {scope} and every input in V ∪ {{•}} (real arithmetic, SPEC.md section 4)")
         out += [f"note: {n_}" for n_ in self.notes]
         return "\n".join(out)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(self.render())}</pre>"
 
     def to_json(self) -> dict[str, Any]:
         from . import __version__
@@ -363,20 +373,29 @@ class Normalised:
 
 
 def normalise(typed: TypedProgram, scope: Scope, k: dict[str, tuple[IVar, ...]], counter: Any) -> Normalised:
-    """Eval-Prog with :class:`NFInterpretation`, each output instantiated at its shared ``k``."""
-    trace = Trace()
-    interp = NFInterpretation(scope.atom, trace, counter)
+    """Eval-Prog with :class:`NFInterpretation`, each output instantiated at its shared ``k``.
+
+    Each statement's normalisation is traced on its own, and an output is credited with the
+    lemmas of the statements its value depends on (St-Seq: the last write of each name read)."""
+    interp = NFInterpretation(scope.atom, Trace(), counter)
     inputs = {a.name for a in typed.program.inputs()}
     store: dict[str, Any] = {a.name: "input" if a.name in inputs else "undef" for a in typed.program.allocs}
     sem = Sem(typed, interp, store, None)
+    stmt_traces: list[Trace] = []
     for stmt in typed.program.stmts:
+        interp.trace = Trace()
         sem = Sem(typed, interp, st_stmt(stmt, sem), None)
+        stmt_traces.append(interp.trace)
     values: dict[str, Poly] = {}
     traces: dict[str, Trace] = {}
     trees: dict[str, str] = {}
     for a in typed.program.outputs():
         v = sem.store[a.name]
-        t = Trace(dict(trace.used))
+        used = dependencies(typed, a.name)
+        t = Trace()
+        for i in used:
+            for law, n in stmt_traces[i].used.items():
+                t.use(law, n)
         interp.trace = t
         if v == "input":
             values[a.name] = monomial(Leaf(a.name, k[a.name]))
@@ -386,18 +405,40 @@ def normalise(typed: TypedProgram, scope: Scope, k: dict[str, tuple[IVar, ...]],
             assert isinstance(v, Definition)
             values[a.name] = interp.subst(v.value, dict(zip(v.k, k[a.name], strict=True)))
         traces[a.name] = t
-        trees[a.name] = tree_form(typed, a.name)
+        trees[a.name] = tree_form(typed, used)
     return Normalised(values, traces, trees)
 
 
-def tree_form(typed: TypedProgram, name: str) -> str:
-    """The statements that define ``name`` as written (with ``lang full`` lowered to Core):
-    two programs with the same tree form perform the same float operations in the same order."""
+def dependencies(typed: TypedProgram, name: str) -> list[int]:
+    """The statements (0-based, in order) the final value of ``name`` depends on (St-Seq)."""
+    stmts = typed.program.stmts
+
+    def last_write(x: str, before: int) -> int | None:
+        return next((j for j in range(before - 1, -1, -1) if stmts[j].target == x), None)
+
+    out: set[int] = set()
+    todo = [j for j in [last_write(name, len(stmts))] if j is not None]
+    while todo:
+        j = todo.pop()
+        if j in out:
+            continue
+        out.add(j)
+        for e in walk(stmts[j].expr):
+            if isinstance(e, Var):
+                w = last_write(e.name, j)
+                if w is not None:
+                    todo.append(w)
+    return sorted(out)
+
+
+def tree_form(typed: TypedProgram, used: list[int]) -> str:
+    """The statements ``used`` as written (with ``lang full`` lowered to Core): two programs whose
+    outputs have the same tree form perform the same float operations in the same order."""
     from .lowering import lower
     from .printer import format_expr
 
     prog = lower(typed.program)
-    return "; ".join(f"{s.target} = {format_expr(s.expr)}" for s in prog.stmts)
+    return "; ".join(f"{prog.stmts[i].target} = {format_expr(prog.stmts[i].expr)}" for i in used)
 
 
 # --------------------------------------------------------------------------
@@ -439,6 +480,10 @@ def compare(cp: Canon, cq: Canon, scope: Scope, rlimit: int) -> tuple[Status, st
     return Status.PROVED, "", steps
 
 
+#: The algebra check's resource limit (about 1 s on the project machine, prove.RLIMIT_PER_SECOND):
+#: it is a fallback, and a sat answer only seeds the search.
+ALGEBRA_RLIMIT = 5_000_000
+
 Z3_ALGEBRA = "V ∪ {•} algebra by z3 (report Def. 4, 8 as symbolic.arith; real arithmetic)"
 
 
@@ -453,19 +498,21 @@ def algebra(vp: Poly, vq: Poly, names: dict[IVar, str], scope: Scope, rlimit: in
         b = to_z3(vq, names, lambda c: coef_term(c, scope), 0, reads)
     except RecursionError:
         return Status.UNKNOWN, None
-    claim = a == b
-    if scope.holds(claim, rlimit) == "proved":
+    # one check in a context of its own (as prove.decide: the verdict depends on nothing else)
+    ctx = z3.Context()
+    s = z3_solver(min(rlimit, ALGEBRA_RLIMIT), None, ctx)
+    s.add(*(h.translate(ctx) for h in scope.hyps), z3.Not(a == b).translate(ctx))
+    verdict = s.check()
+    if verdict == z3.unsat:
         return Status.PROVED, None
-    s = z3_solver(rlimit, None)
-    s.add(*scope.hyps, z3.Not(claim))
-    if s.check() != z3.sat:
+    if verdict != z3.sat:
         return Status.UNKNOWN, None
     model = s.model()
-    params = {n: model.eval(v, model_completion=True).as_long() for n, v in scope.shapes.vars.items()
-              if n in scope.free}
+    params = {n: model.eval(v.translate(ctx), model_completion=True).as_long()
+              for n, v in scope.shapes.vars.items() if n in scope.free}
     values = []
     for key, leaf in reads.items():
-        v = model.eval(z3.Const(key, Value), model_completion=True)
+        v = model.eval(z3.Const(key, Value).translate(ctx), model_completion=True)
         values.append((leaf.name, leaf.index, to_float(v)))
     return Status.UNKNOWN, Hint(params, tuple(values))
 
