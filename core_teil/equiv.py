@@ -567,11 +567,8 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     # 2. a quick search for a difference first (it also guards the normaliser)
     t0 = time.perf_counter()
     found = search(p, q, outputs, scope.free, scope.fixed, scope.allowed, pad, False, scope.lows) if smoke else None
-    if found is not None:
-        results = [result(n, Status.REFUTED, t0, counterexample=_to_counterexample(found)) if n == found.output
-                   else result(n, Status.UNKNOWN, t0, reason="not decided: another output differs")
-                   for n in outputs]
-        return _report(p, q, scope, pad, rlimit, results, start, notes)
+    refuted = {found.output: result(found.output, Status.REFUTED, t0, counterexample=_to_counterexample(found))} \
+        if found is not None else {}
 
     # 3. the proof
     padding_ok, padding_why = _padding(p, q, pp, pq, pad, rlimit)
@@ -581,58 +578,49 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     kvars = {x: tuple(IVar(next(counter), "k", scope.atom(d)) for d in t) for x, t in shapes.items()}
     # an output dimension of extent 1 has the one index 1 (so it matches a proj 1 or a singleton Σ)
     names = {v: "#1" if v.bound == 1 else f"k{j}" for vs in kvars.values() for j, v in enumerate(vs, 1)}
-    t_norm = time.perf_counter()
-    try:
-        np_, nq = normalise(tp, scope, kvars, counter), normalise(tq, scope, kvars, counter)
-        too_large = ""
-    except TooLarge as exc:
-        np_ = nq = None
-        too_large = f"the normal form is too large to build ({exc}); no proof attempted"
     pending: list[str] = []
     hints: dict[str, tuple[Hint, tuple[IVar, ...]]] = {}
+    same = {name: name not in refuted and same_statements(tp, tq, name, scope) for name in outputs}
+    np_ = nq = None
+    too_large = ""
+    t_norm = time.perf_counter()
+    if not all(same[n] for n in outputs if n not in refuted):
+        try:
+            np_, nq = normalise(tp, scope, kvars, counter), normalise(tq, scope, kvars, counter)
+        except (TooLarge, RecursionError) as exc:
+            reason = str(exc) if isinstance(exc, TooLarge) else "nested too deeply"
+            too_large = f"the normal form is too large to build ({reason}); no proof attempted"
     for name in outputs:
         t0 = t_norm if name == outputs[0] else time.perf_counter()  # the first output carries the normalisation
-        if np_ is None or nq is None:
+        if name in refuted:
+            results.append(refuted[name])
+            continue
+        at = f"{name}[{', '.join(f'k{j}' for j in range(1, len(shapes[name]) + 1))}]" if shapes[name] else name
+        if same[name]:
+            status = Status.PROVED if padding_ok else Status.UNKNOWN
+            proof = (f"{p.file} and {q.file} compute {name} by the same statements from allocations declared "
+                     "alike (reflexivity: the same equations of eval.py on the same memory)",)
+            results.append(result(name, status, t0, steps=proof, reason="" if padding_ok else padding_why))
+            if not padding_ok:
+                pending.append(name)
+            continue
+        outcome: tuple[OutputResult, Hint | None] | None = None
+        if np_ is not None and nq is not None:
+            try:
+                outcome = prove_output(name, at, np_, nq, names, scope, rlimit, p, q, tp, tq, pad,
+                                       padding_ok, padding_why, t0)
+            except (TooLarge, RecursionError):
+                too_large = "the normal form is too large to compare; no proof attempted"
+        if outcome is None:
             pending.append(name)
             results.append(result(name, Status.UNKNOWN, t0, reason=too_large))
             continue
-        trp, trq = np_.traces[name], nq.traces[name]
-        cp = canon(np_.values[name], names, 0, trp)
-        cq = canon(nq.values[name], names, 0, trq)
-        status, why, steps = compare(cp, cq, scope, rlimit)
-        method = "the two normal forms are equal term by term (up to renaming of summation variables)"
-        fallback, hint = (algebra(np_.values[name], nq.values[name], names, scope, rlimit)
-                          if status is not Status.PROVED else (Status.UNKNOWN, None))
+        res, hint = outcome
         if hint is not None:
             hints[name] = (hint, kvars[name])
-        if fallback is Status.PROVED:
-            status, steps = Status.PROVED, []
-            method = ("the normal forms differ term by term; z3 proves them equal for every value of their reads "
-                      "and Σ-terms, in V ∪ {•} with real arithmetic and controlled division (report Def. 4, 8 "
-                      "as symbolic.arith states them)")
-            trp.use(Z3_ALGEBRA)
-        at = f"{name}[{', '.join(f'k{j}' for j in range(1, len(shapes[name]) + 1))}]" if shapes[name] else name
-        if status is Status.PROVED and not padding_ok:
-            status, why = Status.UNKNOWN, padding_why
-        if status is Status.PROVED:
-            laws = _laws(trp, trq)
-            reordered = {RING, LIKE_TERMS, Z3_ALGEBRA, "Sum-Linearity", "Sum-Scalar-Left", "Sum-Scalar-Right",
-                         "Sum-Fubini", "Sum-Constant"} & set(laws)
-            same_tree = np_.trees[name] == nq.trees[name]
-            note = "" if same_tree or not reordered else (
-                "proved in real arithmetic; the programs differ by reassociation, distribution or the order "
-                "of summation, so float64 results may differ by rounding")
-            proof = [f"{p.file}: {at} = {cp.show()}", f"{q.file}: {at} = {cq.show()}", method, *steps,
-                     "index maps and arithmetic by eval.py's equations " + ", ".join(_equations(tp, tq))]
-            if pad is not None:
-                proof.append(f"pad {pad}: both programs' padded runs equal their unpadded ones on the original "
-                             "domain (report Theorem 3, true form; prove --pad)")
-            results.append(result(name, Status.PROVED, t0, laws=laws, normal_form_p=f"{at} = {cp.show()}",
-                                  normal_form_q=f"{at} = {cq.show()}", steps=tuple(proof), float_note=note))
-        else:
+        if res.status is not Status.PROVED:
             pending.append(name)
-            results.append(result(name, Status.UNKNOWN, t0, reason=why, normal_form_p=f"{at} = {cp.show()}",
-                                  normal_form_q=f"{at} = {cq.show()}"))
+        results.append(res)
     # 4. no proof: look for a counterexample
     if pending:
         t0 = time.perf_counter()
@@ -654,6 +642,64 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
                                                                "inputs either" if search_after else ""))
                        if r.name in pending else r for r in results]
     return _report(p, q, scope, pad, rlimit, results, start, notes)
+
+
+def same_statements(tp: TypedProgram, tq: TypedProgram, name: str, scope: Scope) -> bool:
+    """Both programs compute ``name`` by the same statements (lowered to Core, as printed) over
+    allocations declared with equal shapes and the same input qualification: then the same
+    equations run on the same memory, and the outputs are equal without any normal form."""
+    dp, dq = dependencies(tp, name), dependencies(tq, name)
+    if tree_form(tp, dp) != tree_form(tq, dq):
+        return False
+    names_used = {name} | {e.name for i in dp for e in walk(tp.program.stmts[i].expr) if isinstance(e, Var)} | \
+        {tp.program.stmts[i].target for i in dp}
+    inputs_p = {a.name for a in tp.program.inputs()}
+    inputs_q = {a.name for a in tq.program.inputs()}
+    for x in names_used:
+        a, b = tp.program.alloc(x), tq.program.alloc(x)
+        if a is None or b is None or (x in inputs_p) != (x in inputs_q) or \
+                [scope.atom(d) for d in a.shape] != [scope.atom(d) for d in b.shape]:
+            return False
+    return True
+
+
+def prove_output(name: str, at: str, np_: Normalised, nq: Normalised, names: dict[IVar, str], scope: Scope,
+                 rlimit: int, p: Program, q: Program, tp: TypedProgram, tq: TypedProgram, pad: int | None,
+                 padding_ok: bool, padding_why: str, t0: float) -> tuple[OutputResult, Hint | None]:
+    """Compare one output's normal forms (then the z3 algebra check); the result and a model hint."""
+    trp, trq = np_.traces[name], nq.traces[name]
+    cp = canon(np_.values[name], names, 0, trp)
+    cq = canon(nq.values[name], names, 0, trq)
+    status, why, steps = compare(cp, cq, scope, rlimit)
+    method = "the two normal forms are equal term by term (up to renaming of summation variables)"
+    fallback, hint = (algebra(np_.values[name], nq.values[name], names, scope, rlimit)
+                      if status is not Status.PROVED else (Status.UNKNOWN, None))
+    if fallback is Status.PROVED:
+        status, steps = Status.PROVED, []
+        method = ("the normal forms differ term by term; z3 proves them equal for every value of their reads "
+                  "and Σ-terms, in V ∪ {•} with real arithmetic and controlled division (report Def. 4, 8 "
+                  "as symbolic.arith states them)")
+        trp.use(Z3_ALGEBRA)
+    if status is Status.PROVED and not padding_ok:
+        status, why = Status.UNKNOWN, padding_why
+    seconds = time.perf_counter() - t0
+    if status is not Status.PROVED:
+        return OutputResult(name, Status.UNKNOWN, seconds, reason=why, normal_form_p=f"{at} = {cp.show()}",
+                            normal_form_q=f"{at} = {cq.show()}"), hint
+    laws = _laws(trp, trq)
+    reordered = {RING, LIKE_TERMS, Z3_ALGEBRA, "Sum-Linearity", "Sum-Scalar-Left", "Sum-Scalar-Right",
+                 "Sum-Fubini", "Sum-Constant"} & set(laws)
+    same_tree = np_.trees[name] == nq.trees[name]
+    note = "" if same_tree or not reordered else (
+        "proved in real arithmetic; the programs differ by reassociation, distribution or the order "
+        "of summation, so float64 results may differ by rounding")
+    proof = [f"{p.file}: {at} = {cp.show()}", f"{q.file}: {at} = {cq.show()}", method, *steps,
+             "index maps and arithmetic by eval.py's equations " + ", ".join(_equations(tp, tq))]
+    if pad is not None:
+        proof.append(f"pad {pad}: both programs' padded runs equal their unpadded ones on the original "
+                     "domain (report Theorem 3, true form; prove --pad)")
+    return OutputResult(name, Status.PROVED, seconds, laws=laws, normal_form_p=f"{at} = {cp.show()}",
+                        normal_form_q=f"{at} = {cq.show()}", steps=tuple(proof), float_note=note), None
 
 
 def _padding(p: Program, q: Program, pp: dict[str, int], pq: dict[str, int], pad: int | None,

@@ -62,6 +62,11 @@ ONE: Coef = (((), Fraction(1)),)
 MAX_TERMS = 4096
 
 
+#: Substitution steps (St-Seq inlining) allowed per normalisation: a chain of statements that each
+#: read the whole previous value is quadratic; beyond this, no normal form is built.
+MAX_WORK = 200_000
+
+
 class TooLarge(Exception):
     """The normal form would exceed :data:`MAX_TERMS` (distribution is exponential in general)."""
 
@@ -242,6 +247,7 @@ class NFInterpretation:
         self._extent = extent
         self.trace = trace
         self._ids = iter(counter)
+        self.work = 0
 
     def fresh(self, role: str, bound: Atom) -> IVar:
         return IVar(next(self._ids), role, bound)
@@ -276,6 +282,9 @@ class NFInterpretation:
 
     def rename_term(self, t: Term, mapping: dict[IVar, Ix]) -> Term:
         """``t`` with ``mapping`` applied to its free variables and fresh bound ones."""
+        self.work += 1 + len(t.factors)
+        if self.work > MAX_WORK:
+            raise TooLarge(f"more than {MAX_WORK} substitution steps")
         mapping = dict(mapping)
         red = []
         for r in t.red:

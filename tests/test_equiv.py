@@ -448,3 +448,29 @@ def test_the_algebra_check_respects_undefinedness() -> None:
     assert ct.equiv(p, q, smoke=False, search_after=False).exit_code == 3
     report = ct.equiv(p, q)
     assert report.exit_code == 1 and report.outputs[0].counterexample.value_p == "•"
+
+
+def _chain(n: int, op: str) -> str:
+    lines = ["param a", "input alloc X : [a]", "input alloc Z : [a]", "alloc t : [a]", "output alloc Y : [a]", "t = X"]
+    lines += [f"t = {op} t Z"] * n + ["Y = t"]
+    return "\n".join(lines) + "\n"
+
+
+def test_the_same_statements_need_no_normal_form() -> None:
+    p = ct.parse(_chain(1500, "div"), "p.teil")
+    report = ct.equiv(p, ct.parse(_chain(1500, "div"), "q.teil"))
+    assert report.ok and "reflexivity" in report.outputs[0].steps[0]
+
+
+def test_normal_forms_too_large_to_build_are_unknown_never_a_crash() -> None:
+    p, q = ct.parse(_chain(1500, "div"), "p.teil"), ct.parse(_chain(1500, "div").replace("t = X", "t = add X X"),
+                                                                "q.teil")
+    report = ct.equiv(p, q, smoke=False, search_after=False)
+    assert report.exit_code == 3 and "too large" in report.outputs[0].reason
+
+
+def test_other_outputs_are_still_proved_when_one_differs() -> None:
+    src = "param n\ninput alloc X : [n, n]\noutput alloc Y : [n, n]\noutput alloc W : [n]\nY = {}\nW = red X\n"
+    report = ct.equiv(ct.parse(src.format("transp 1 X"), "p.teil"), ct.parse(src.format("X"), "q.teil"))
+    status = {o.name: o.status for o in report.outputs}
+    assert status == {"Y": Status.REFUTED, "W": Status.PROVED} and report.exit_code == 1
