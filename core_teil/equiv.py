@@ -53,12 +53,14 @@ from .equiv_nf import (
     Leaf,
     NFInterpretation,
     Poly,
+    Structural,
     TooLarge,
     Trace,
     canon,
     monomial,
     show_coef,
     to_z3,
+    to_z3_sums,
 )
 from .equiv_search import Found, Hint, search, seeded
 from .errors import NO_SPAN, TeilInputError, TeilTypeError
@@ -498,16 +500,14 @@ def algebra(vp: Poly, vq: Poly, names: dict[IVar, str], scope: Scope, rlimit: in
         b = to_z3(vq, names, lambda c: coef_term(c, scope), 0, reads)
     except RecursionError:
         return Status.UNKNOWN, None
-    # one check in a context of its own (as prove.decide: the verdict depends on nothing else)
-    ctx = z3.Context()
-    s = z3_solver(min(rlimit, ALGEBRA_RLIMIT), None, ctx)
-    s.add(*(h.translate(ctx) for h in scope.hyps), z3.Not(a == b).translate(ctx))
-    verdict = s.check()
+    verdict, model_ctx = _decide_with_model([*scope.hyps, z3.Not(a == b)], rlimit)
     if verdict == z3.unsat:
         return Status.PROVED, None
-    if verdict != z3.sat:
+    if structural(vp, vq, names, scope, rlimit):
+        return Status.PROVED, STRUCTURAL
+    if verdict != z3.sat or model_ctx is None:
         return Status.UNKNOWN, None
-    model = s.model()
+    model, ctx = model_ctx
     params = {n: model.eval(v.translate(ctx), model_completion=True).as_long()
               for n, v in scope.shapes.vars.items() if n in scope.free}
     values = []
@@ -515,6 +515,32 @@ def algebra(vp: Poly, vq: Poly, names: dict[IVar, str], scope: Scope, rlimit: in
         v = model.eval(z3.Const(key, Value).translate(ctx), model_completion=True)
         values.append((leaf.name, leaf.index, to_float(v)))
     return Status.UNKNOWN, Hint(params, tuple(values))
+
+
+def _decide_with_model(assertions: list[z3.BoolRef], rlimit: int) -> tuple[Any, tuple[Any, z3.Context] | None]:
+    """One check in a context of its own (as prove.decide: the verdict depends on nothing else)."""
+    ctx = z3.Context()
+    s = z3_solver(min(rlimit, ALGEBRA_RLIMIT), None, ctx)
+    s.add(*(x.translate(ctx) for x in assertions))
+    verdict = s.check()
+    return verdict, ((s.model(), ctx) if verdict == z3.sat else None)
+
+
+#: The marker :func:`algebra` returns when the structured encoding proved the claim.
+STRUCTURAL = Hint({}, ())
+
+
+def structural(vp: Poly, vq: Poly, names: dict[IVar, str], scope: Scope, rlimit: int) -> bool:
+    """The second algebra check (:func:`equiv_nf.to_z3_sums`): Σ with their bodies visible."""
+    ctx = Structural(lambda c: coef_term(c, scope), lambda a: z3.IntVal(a) if isinstance(a, int) else
+                     scope.shapes.vars[a])
+    # '!' keeps the output index apart from a parameter of the same name (a parameter may be called k1)
+    env = {v: (z3.IntVal(1) if n == "#1" else z3.Int(f"{n}!out")) for v, n in names.items()}
+    try:
+        a, b = to_z3_sums(vp, names, env, ctx), to_z3_sums(vq, names, env, ctx)
+    except (RecursionError, KeyError):  # KeyError: an index variable out of scope (never expected)
+        return False
+    return _decide_with_model([*scope.hyps, z3.Not(a == b)], rlimit)[0] == z3.unsat
 
 
 # --------------------------------------------------------------------------
@@ -676,9 +702,18 @@ def prove_output(name: str, at: str, np_: Normalised, nq: Normalised, names: dic
                       if status is not Status.PROVED else (Status.UNKNOWN, None))
     if fallback is Status.PROVED:
         status, steps = Status.PROVED, []
-        method = ("the normal forms differ term by term; z3 proves them equal for every value of their reads "
-                  "and Σ-terms, in V ∪ {•} with real arithmetic and controlled division (report Def. 4, 8 "
-                  "as symbolic.arith states them)")
+        if hint is STRUCTURAL:
+            method = ("the normal forms differ term by term; the Σ of each skeleton merged into one (Sum-Linearity, "
+                      "Sum-Scalar-Left), z3 proves them equal for every memory and every value of the sums of "
+                      "equal bodies (Sum-Congruence), in V ∪ {•} with real arithmetic and controlled division "
+                      "(report Def. 4, 8 as symbolic.arith states them)")
+            for law in ("Sum-Linearity", "Sum-Scalar-Left", "Sum-Congruence"):
+                trp.use(law)
+        else:
+            method = ("the normal forms differ term by term; z3 proves them equal for every value of their reads "
+                      "and Σ-terms, in V ∪ {•} with real arithmetic and controlled division (report Def. 4, 8 "
+                      "as symbolic.arith states them)")
+        hint = None
         trp.use(Z3_ALGEBRA)
     if status is Status.PROVED and not padding_ok:
         status, why = Status.UNKNOWN, padding_why

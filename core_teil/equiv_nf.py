@@ -447,9 +447,16 @@ def bound_name(depth: int, j: int) -> str:
 
 def term_key(t: Term, names: Mapping[IVar, str], depth: int = 0, tr: Trace | None = None) -> tuple[str, Coef]:
     """The canonical key of ``t`` (its summation variables renamed to minimise it) and its coefficient."""
+    key, coeff, _, _ = canonical_term(t, names, depth, tr)
+    return key, coeff
+
+
+def canonical_term(t: Term, names: Mapping[IVar, str], depth: int = 0,
+                   tr: Trace | None = None) -> tuple[str, Coef, tuple[IVar, ...], Term]:
+    """:func:`term_key`, with the summation variables in their canonical order and the simplified term."""
     t = _simplify(t, tr)
     if not t.red:
-        return " · ".join(sorted(_factor_key(f, names, depth, tr) for f in t.factors)) or "1", t.coeff
+        return " · ".join(sorted(_factor_key(f, names, depth, tr) for f in t.factors)) or "1", t.coeff, (), t
     groups: dict[str, list[IVar]] = {}
     for r in t.red:
         groups.setdefault(str(r.bound), []).append(r)
@@ -482,7 +489,7 @@ def term_key(t: Term, names: Mapping[IVar, str], depth: int = 0, tr: Trace | Non
                 local = dict(names)
                 local.update({r: bound_name(depth, j) for j, r in enumerate(best_order)})
                 _factor_key(f, local, depth, tr)
-    return best, t.coeff
+    return best, t.coeff, best_order, t
 
 
 def canon(p: Poly, names: Mapping[IVar, str], depth: int = 0, tr: Trace | None = None) -> Canon:
@@ -547,6 +554,80 @@ def to_z3(p: Poly, names: Mapping[IVar, str], coef: Callable[[Coef], Any], depth
     return total if total is not None else ZERO
 
 
+@dataclass
+class Structural:
+    """The context of :func:`to_z3_sums`: the memory as uninterpreted functions, extents as terms."""
+
+    coef: Callable[[Coef], Any]
+    atom: Callable[[Atom], Any]
+    memory: dict[str, Any] = field(default_factory=dict)
+
+    def read(self, x: str, index: tuple[Any, ...]) -> Any:
+        import z3
+
+        from .symbolic import Value
+
+        if x not in self.memory:
+            self.memory[x] = z3.Const(f"mu!{x}", Value) if not index else \
+                z3.Function(f"mu!{x}", *([z3.IntSort()] * len(index)), Value)
+        f = self.memory[x]
+        return f(*index) if index else f
+
+
+def to_z3_sums(p: Poly, names: Mapping[IVar, str], env: Mapping[IVar, Any], ctx: Structural,
+               depth: int = 0) -> Any:
+    """``p`` as a ``Value`` term in which Σ are *structured*: the Σ-terms of one skeleton (the sorted
+    extents of their summation variables, in canonical order) are merged into one
+    ``SUM_skeleton(λb. Σ_j c_j · body_j(b))`` (Sum-Linearity, Sum-Scalar-Left read backwards), with
+    ``SUM_skeleton`` uninterpreted and every read an application of an uninterpreted memory.  The
+    true Σ over the box is one interpretation of ``SUM_skeleton`` and the true memory one of the
+    reads, so an equality Z3 proves for all of them holds of the programs; it now sees *inside* the
+    sums (Sum-Congruence: bodies equal pointwise)."""
+    import z3
+
+    from .symbolic import UNDEF as Z3_UNDEF
+    from .symbolic import ZERO, Value, arith
+
+    if p.undef:
+        return Z3_UNDEF
+    total = None
+    groups: dict[tuple[str, ...], list[tuple[Coef, Term, tuple[IVar, ...]]]] = {}
+    for t in p.terms:
+        _, c, order, t = canonical_term(t, names, depth)
+        if order:
+            groups.setdefault(tuple(str(r.bound) for r in order), []).append((c, t, order))
+            continue
+        scaled = _scale(ctx.coef(c), _product(t.factors, names, env, ctx, depth))
+        total = scaled if total is None else arith("add", total, scaled)
+    for skeleton, members in sorted(groups.items()):
+        bs = [z3.Int(f"b!{depth}!{j}") for j in range(len(skeleton))]
+        body = None
+        for c, t, order in members:
+            inner_names = {**names, **{r: bound_name(depth, j) for j, r in enumerate(order)}}
+            inner_env = {**env, **dict(zip(order, bs, strict=True))}
+            v = _scale(ctx.coef(c), _product(t.factors, inner_names, inner_env, ctx, depth + 1))
+            body = v if body is None else arith("add", body, v)
+        sum_f = z3.Function(f"SUM[{', '.join(skeleton)}]", z3.ArraySort(*([z3.IntSort()] * len(bs)), Value), Value)
+        v = sum_f(z3.Lambda(bs, body))
+        total = v if total is None else arith("add", total, v)
+    return total if total is not None else ZERO
+
+
+def _product(factors: tuple[Factor, ...], names: Mapping[IVar, str], env: Mapping[IVar, Any], ctx: Structural,
+             depth: int) -> Any:
+    from .symbolic import Value, arith
+
+    v = None
+    for f in factors:
+        if isinstance(f, Leaf):
+            fv = ctx.read(f.name, tuple(env[i] if isinstance(i, IVar) else ctx.atom(i.value) for i in f.index))
+        else:
+            fv = arith("div", to_z3_sums(f.num, names, env, ctx, depth + 1),
+                       to_z3_sums(f.den, names, env, ctx, depth + 1))
+        v = fv if v is None else arith("mul", v, fv)
+    return v if v is not None else Value.val(1)
+
+
 def _scale(c: Any, v: Any) -> Any:
     """``c · v`` for a real coefficient: • stays •, else the real product (also for ``c = 0``)."""
     import z3
@@ -564,6 +645,21 @@ def z3_const(name: str, sort: Any) -> Any:
 
 
 __all__ = [
-    "Canon", "Const", "Definition", "DivF", "IVar", "Leaf", "NFInterpretation", "Poly", "Term", "TooLarge",
-    "Trace", "canon", "show_coef", "to_z3",
+    "Canon",
+    "Const",
+    "Definition",
+    "DivF",
+    "IVar",
+    "Leaf",
+    "NFInterpretation",
+    "Poly",
+    "Structural",
+    "Term",
+    "TooLarge",
+    "Trace",
+    "canon",
+    "canonical_term",
+    "show_coef",
+    "to_z3",
+    "to_z3_sums",
 ]
