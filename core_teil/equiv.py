@@ -485,6 +485,10 @@ def compare(cp: Canon, cq: Canon, scope: Scope, rlimit: int) -> tuple[Status, st
 #: The algebra check's resource limit (about 1 s on the project machine, prove.RLIMIT_PER_SECOND):
 #: it is a fallback, and a sat answer only seeds the search.
 ALGEBRA_RLIMIT = 5_000_000
+#: A wall-clock bound as well (seconds): with the lambdas of the structured encoding z3 was seen
+#: to run past its rlimit (helm with a rewritten division: minutes).  Hitting it only turns a
+#: possible proof into "unknown" (then the search runs), so the bound is never a soundness matter.
+ALGEBRA_TIMEOUT = 1.5
 
 Z3_ALGEBRA = "V ∪ {•} algebra by z3 (report Def. 4, 8 as symbolic.arith; real arithmetic)"
 
@@ -520,7 +524,7 @@ def algebra(vp: Poly, vq: Poly, names: dict[IVar, str], scope: Scope, rlimit: in
 def _decide_with_model(assertions: list[z3.BoolRef], rlimit: int) -> tuple[Any, tuple[Any, z3.Context] | None]:
     """One check in a context of its own (as prove.decide: the verdict depends on nothing else)."""
     ctx = z3.Context()
-    s = z3_solver(min(rlimit, ALGEBRA_RLIMIT), None, ctx)
+    s = z3_solver(min(rlimit, ALGEBRA_RLIMIT), ALGEBRA_TIMEOUT, ctx)
     s.add(*(x.translate(ctx) for x in assertions))
     verdict = s.check()
     return verdict, ((s.model(), ctx) if verdict == z3.sat else None)
