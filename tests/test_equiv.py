@@ -491,3 +491,65 @@ def test_other_outputs_are_still_proved_when_one_differs() -> None:
     report = ct.equiv(ct.parse(src.format("transp 1 X"), "p.teil"), ct.parse(src.format("X"), "q.teil"))
     status = {o.name: o.status for o in report.outputs}
     assert status == {"Y": Status.REFUTED, "W": Status.PROVED} and report.exit_code == 1
+
+
+# --------------------------------------------------------------------------
+# A seeded soundness check: every "equivalent" is confirmed on concrete inputs
+# --------------------------------------------------------------------------
+
+FUZZ_HEAD = ("param n\ninput alloc X : [n]\ninput alloc Y : [n]\ninput alloc S : []\ninput alloc A : [n, n]\n"
+             "output alloc Z : [n]\nZ = {}\n")
+
+
+def _vec(r, d: int) -> str:  # type: ignore[no-untyped-def]
+    c = r.randrange(10) if d > 0 else 0
+    if c == 0:
+        return r.choice(["X", "Y"])
+    if c <= 3:
+        return f"({r.choice(['add', 'sub', 'mul', 'div'])} {_vec(r, d - 1)} {_vec(r, d - 1)})"
+    if c == 4:
+        return f"(mul {r.choice(['S', '(red ' + _vec(r, d - 1) + ')'])} {_vec(r, d - 1)})"
+    if c <= 6:
+        return f"({r.choice(['red', 'diag', 'proj 1'])} {_mat(r, d - 1)})"
+    if c <= 8:
+        return f"(red (transp 1 {_mat(r, d - 1)}))"
+    return f"(red (expa n {_vec(r, d - 1)}))"
+
+
+def _mat(r, d: int) -> str:  # type: ignore[no-untyped-def]
+    c = r.randrange(5) if d > 0 else 0
+    if c == 0:
+        return "A"
+    if c == 1:
+        return f"(transp 1 {_mat(r, d - 1)})"
+    if c == 2:
+        return f"(prod {_vec(r, d - 1)} {_vec(r, d - 1)})"
+    if c == 3:
+        return f"({r.choice(['add', 'sub', 'mul'])} {_mat(r, d - 1)} {_mat(r, d - 1)})"
+    return f"(expa n {_vec(r, d - 1)})"
+
+
+def test_every_proof_of_random_pairs_is_confirmed_on_concrete_inputs() -> None:
+    import random
+
+    r = random.Random(2026)
+    rng = np.random.default_rng(7)
+    decided = {0: 0, 1: 0, 3: 0}
+    for _ in range(24):
+        e1 = _vec(r, 3)
+        e2 = _vec(r, 3) if r.random() < 0.4 else e1.replace(" A", " (transp 1 (transp 1 A))", 1)
+        p, q = ct.parse(FUZZ_HEAD.format(e1), "p.teil"), ct.parse(FUZZ_HEAD.format(e2), "q.teil")
+        report = ct.equiv(p, q)
+        decided[report.exit_code] += 1
+        if report.exit_code != 0:
+            continue
+        for n in (1, 2, 3):
+            tp, tq = check_program(p, {"n": n}), check_program(q, {"n": n})
+            shapes = {"X": (n,), "Y": (n,), "S": (), "A": (n, n)}
+            for variant in range(4):
+                ins = {x: rng.integers(-2, 3, size=s).astype(float) for x, s in shapes.items()}
+                if variant == 3:
+                    ins["A"][0, 0] = math.nan
+                a, b = equiv_search.run_exact(tp, ins)["Z"], equiv_search.run_exact(tq, ins)["Z"]
+                assert all(a[i] == b[i] for i in np.ndindex(*a.shape)), (e1, e2, n, ins)
+    assert decided[0] and decided[1]  # both verdicts occur
