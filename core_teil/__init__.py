@@ -20,6 +20,8 @@ from typing import Any
 # reduction took 18 ms instead of 10 after a GEMM.  The user's own setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+# Imported eagerly, like prove below (issue 13: the submodule must not shadow ct.equiv).
+from .equiv import equiv
 from .errors import TeilError, TeilInputError, TeilResourceError, TeilSyntaxError, TeilTypeError, TeilUnknown
 from .eval import evaluate
 from .lowering import lower
@@ -72,5 +74,5 @@ def compile(program: Program, params: dict[str, int] | None = None, pad: int | N
 
 __all__ = [
     "Program", "TeilError", "TeilInputError", "TeilResourceError", "TeilSyntaxError", "TeilTypeError",
-    "TeilUnknown", "check", "compile", "evaluate", "format", "load", "lower", "parse", "prove",
+    "TeilUnknown", "check", "compile", "equiv", "evaluate", "format", "load", "lower", "parse", "prove",
 ]

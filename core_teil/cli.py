@@ -388,6 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")
     p.add_argument("--values", action="store_true", help="also evaluate with the given inputs")
     p.add_argument("--pad", type=int, metavar="M", help="trace the padded semantics (multiples of M)")
+    from .equiv import add_command as add_equiv  # issue 13: core-teil equiv A B
+
+    add_equiv(sub, params)
     return ap
 
 
