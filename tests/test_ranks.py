@@ -289,3 +289,32 @@ def test_the_ceil_axiom_is_the_engines_rounding() -> None:
     n = z3.Int("n")
     wrong.add(ranks.M >= 1, z3.Not(ranks.ceil_property(lambda m, x: x - 1, n)))  # ⌈n⌉ = n - 1 is refuted
     assert wrong.check() == z3.sat
+
+
+# -- the ranks column and the summary line --------------------------------------------------------
+
+
+def test_every_lemma_says_the_ranks_it_holds_for() -> None:
+    from proofs import registry
+    from proofs.kernel import EVERY_RANK, NO_RANK, Lemma, Rule, rank_coverage
+
+    known = registry.by_name()
+    cov = {name: rank_coverage(lem, known) for name, lem in known.items()}
+    # The type-safety chain rests on the rank-generic steps, so it holds for every rank ...
+    for name in ("Lemma 4.1", "Lemma 4.3", "Theorem 4.4", "Theorem 4.6", "Lemma 5 (i)", "Corollary 3", "St-Seq"):
+        assert cov[name] == EVERY_RANK, (name, cov[name])
+    # ... the padding invariant does not: Theorem 3* and what rests on it stay at ranks <= R.
+    for name in ("Theorem 3*", "Theorem 2*", "Pad-Red", "WD-Red", "Lemma 4.1 case T-Red"):
+        assert cov[name] == "<= 6", (name, cov[name])
+    assert cov["Sum-Fubini"] == NO_RANK and cov["Engines at ranks 7-10"] == "7..10"
+    # A conclusion holds only where every premise does.
+    mixed = Lemma("mixed", "-", "-", None, Rule.COROLLARY, premises=("Lemma 4.3", "Theorem 3*"))
+    assert rank_coverage(mixed, known) == "<= 6"
+    generic = Lemma("generic", "-", "-", None, Rule.COROLLARY, premises=("Lemma 4.3", "Sum-Fubini"))
+    assert rank_coverage(generic, known) == EVERY_RANK
+    rank_free = Lemma("rank-free", "-", "-", None, Rule.COROLLARY, premises=("Sum-Fubini",))
+    assert rank_coverage(rank_free, known) == NO_RANK
+    # Only lemmas of proofs/ranks.py (and their consequences) claim every rank.
+    claimed = {name for name, lem in known.items() if lem.coverage == EVERY_RANK}
+    assert claimed == {lem.name for lem in ranks.lemmas() if lem.coverage == EVERY_RANK}
+    assert all(lem.build is not None for name, lem in known.items() if name in claimed)
