@@ -39,10 +39,11 @@ from core_teil import shapes, simulation
 from core_teil import symbolic as sym
 from core_teil import typing as ty
 from core_teil.eval import Sem, denote
+from core_teil.sequences import Seq
 from core_teil.syntax import Contr, Diag, Elem, Expa, Prod, Proj, Red, RedAt, Stmt, Transp
 from core_teil.typing import Checker, Derivation, StmtDerivation, insert, swap
 
-from . import kernel, laws, padding, prover, run, safety, schema, sums
+from . import engines, kernel, laws, padding, prover, ranks, run, safety, schema, sums
 
 # --------------------------------------------------------------------------
 # Wrong equations (eval.py)
@@ -626,6 +627,90 @@ CATALOGUE: tuple[Mutant, ...] = (
                  "slice(1, n + 1) for n in (*bounds[:6], *[1] * len(bounds[6:]))"), ("Engines at ranks 7-10",)),
     Mutant("t-red-from-rank-7", "Derivation('T-Red', e, d.shape[1:6], (d,))", "_RULES[Red]",
            _edit(ty.t_red, "d.shape[1:]", "d.shape[1:6]"), ("Lemma 4.1 case T-Red (all ranks)",)),
+    # Wrong semantics that only one check of the rank-generic lemmas catches (targets: those lemmas
+    # alone), each the kill of a weakening of that check below (target ``mutant: …``).
+    Mutant("elem-right-shifted-every-rank", "k1 = ... else (k[0] + 1,) + k[1:]", "EQUATIONS[Elem]",
+           _edit(ev.ev_elem, "k1 = () if sem.type(e.right) == () else k",
+                 "k1 = () if sem.type(e.right) == () else (k[0] + 1,) + k[1:]"), ("WD-Add (all ranks)",)),
+    Mutant("elem-scalar-read-at-1", "k0 = (1,) if sem.type(e.left) == () else k", "EQUATIONS[Elem]",
+           _edit(ev.ev_elem, "k0 = () if sem.type(e.left) == () else k", "k0 = (1,) if sem.type(e.left) == () else k"),
+           ("WD-Add (all ranks)",)),
+    Mutant("diag-row-minus-one", "(k[0] - 1, k[0] - 1) + k[1:]", "EQUATIONS[Diag]",
+           _edit(ev.ev_diag, "(k[0], k[0]) + k[1:]", "(k[0] - 1, k[0] - 1) + k[1:]"), ("WD-Diag (all ranks)",)),
+    Mutant("proj-past-the-slice-every-rank", "(sem.interp.extent(e.m) + 1,) + k", "EQUATIONS[Proj]",
+           _edit(ev.ev_proj, "(sem.interp.extent(e.m),) + k", "(sem.interp.extent(e.m) + 1,) + k"),
+           ("WD-Proj (all ranks)",)),
+    Mutant("red-position-7-off", "(m,) + k[:5] + (k[5] + 1 ...) + k[6:]", "EQUATIONS[Red]",
+           _edit(ev.ev_red, "(m,) + k", "(m,) + k[:5] + map_shape(lambda x: x + 1, k[5:6]) + k[6:]"),
+           ("WD-Red (all ranks)",)),
+    Mutant("red-last-position-off", "(m,) + k[:-1] + (k[-1] + 1 ...)", "EQUATIONS[Red]",
+           _edit(ev.ev_red, "(m,) + k", "(m,) + k[:-1] + map_shape(lambda x: x + 1, k[-1:])"),
+           ("WD-Red (all ranks)",)),
+    Mutant("red-past-n-every-rank", "n = sem.bound(...) + 1", "EQUATIONS[Red]",
+           _edit(ev.ev_red, "n = sem.bound(sem.type(e.arg)[0])", "n = sem.bound(sem.type(e.arg)[0]) + 1"),
+           ("WD-Red (all ranks)",)),
+    Mutant("transp-identity-from-rank-12", "swap(k, e.i, e.i + 1) if rank(k) < 12 else k", "EQUATIONS[Transp]",
+           _edit(ev.ev_transp, "swap(k, e.i, e.i + 1)", "(swap(k, e.i, e.i + 1) if rank(k) < 12 else k)"),
+           ("WD-Transp (all ranks)",)),
+    Mutant("t-red-no-rank-premise", "T-Red without rank >= 1", "_RULES[Red]",
+           _edit(ty.t_red, '    c.rank_at_least(d.shape, 1, "T-Red", e.span, "red")\n', ""),
+           ("Lemma 4.1 case T-Red (all ranks)",)),
+    Mutant("t-red-demands-rank-2", "c.rank_at_least(d.shape, 2, ...)", "_RULES[Red]",
+           _edit(ty.t_red, 'c.rank_at_least(d.shape, 1, "T-Red"', 'c.rank_at_least(d.shape, 2, "T-Red"'),
+           ("Lemma 4.1 case T-Red (all ranks)",)),
+    Mutant("st-stmt-adds-a-name", "{**new, x + \"'\": ...}", "eval.st_stmt",
+           _edit(ev.st_stmt, "return sem.interp.update(sem.store, stmt.target, k, v, bounds)",
+                 "return {**sem.interp.update(sem.store, stmt.target, k, v, bounds), stmt.target + \"'\": v}"),
+           ("Lemma 4.5 (all ranks)",)),
+    Mutant("eval-prog-skips-H", "for stmt in (s for s in stmts if s.target != 'H'):", "eval.eval_prog",
+           _edit(ev.eval_prog, "for stmt in sem.typed.program.stmts:",
+                 'for stmt in (s for s in sem.typed.program.stmts if s.target != "H"):'), ("St-Seq",)),
+    Mutant("round-up-below-at-M-1", "pad * ((n + pad - 1) / pad) - (1 if pad == 1)", "symbolic.z3_round_up",
+           _edit(sym.z3_round_up, "return pad * ((n + (pad - 1)) / pad)",
+                 "return pad * ((n + (pad - 1)) / pad) - z3.If(pad == 1, 1, 0)"), ("CEIL axiom",)),
+    Mutant("numpy-domain-upto-rank-7", "np.ogrid over bounds[:7], 1 beyond", "ArrayInterpretation.domain",
+           _edit(ev.ArrayInterpretation.domain, "slice(1, n + 1) for n in bounds",
+                 "slice(1, n + 1) for n in (*bounds[:7], *[1] * len(bounds[7:]))"), ("Engines at ranks 7-10",)),
+    # Weakenings of the rank-generic lemmas: each proves less, so the wrong semantics above gets through.
+    Mutant("generic-wd-first-read-only", "for n, rd in enumerate(interp.reads[:1]):", "ranks.wd_generic_obligations",
+           _edit(ranks.wd_generic_obligations, "for n, rd in enumerate(interp.reads):",
+                 "for n, rd in enumerate(interp.reads[:1]):"), ("mutant: elem-right-shifted-every-rank",)),
+    Mutant("generic-no-rank-0-elem", "T-Elem's operands of rank 0 left out", "ranks.generic_schemata",
+           _edit(ranks.generic_schemata, 'yield Generic(f"{op} X Y, X Y : []", Elem(op, X, Y), {"X": (), "Y": ()})',
+                 "pass"), ("mutant: elem-scalar-read-at-1",)),
+    Mutant("within-from-2", "self.arr[j] >= lo + 1  # k starts at 2", "sequences.Seq.within",
+           _edit(Seq.within, "self.arr[j] >= lo,", "self.arr[j] >= lo + 1,"), ("mutant: diag-row-minus-one",)),
+    Mutant("outside-past-extent-plus-1", "self.arr[j] > bounds.arr[j] + 1", "sequences.Seq.outside",
+           _edit(Seq.outside, "self.arr[j] > bounds.arr[j]", "self.arr[j] > bounds.arr[j] + 1"),
+           ("mutant: proj-past-the-slice-every-rank",)),
+    Mutant("outside-positions-upto-6", "j < self.length, j < 6", "sequences.Seq.outside",
+           _edit(Seq.outside, "z3.And(j >= 0, j < self.length,", "z3.And(j >= 0, j < self.length, j < 6,"),
+           ("mutant: red-position-7-off",)),
+    Mutant("outside-not-the-last", "j < self.length - 1", "sequences.Seq.outside",
+           _edit(Seq.outside, "z3.And(j >= 0, j < self.length,", "z3.And(j >= 0, j < self.length - 1,"),
+           ("mutant: red-last-position-off",)),
+    Mutant("generic-sum-path-short", "m < n on a sum's path", "ranks.GenericInterpretation.sum",
+           _edit(ranks.GenericInterpretation.sum, "z3.And(m >= 1, m <= n)", "z3.And(m >= 1, m < n)"),
+           ("mutant: red-past-n-every-rank",)),
+    Mutant("concrete-rank-hidden", "an equation needing a concrete rank counts as proved",
+           "ranks.wd_generic_obligations",
+           _edit(ranks.wd_generic_obligations, 'eval.py runs at every rank", (), z3.BoolVal(True),',
+                 'eval.py runs at every rank", (), z3.BoolVal(False),'), ("mutant: transp-identity-from-rank-12",)),
+    Mutant("generic-checker-premise-ignored", "some = Or(t == got for each rule)",
+           "ranks.typing_rule_generic_obligations",
+           _edit(ranks.typing_rule_generic_obligations, "z3.Or(*[z3.And(prem, t.equals(got)) for _, prem, t in alts])",
+                 "z3.Or(*[t.equals(got) for _, prem, t in alts])"), ("mutant: t-red-no-rank-premise",)),
+    Mutant("generic-rule-side-ignored", "prem ∧ ¬(t == got)  # checker's side conditions dropped",
+           "ranks.typing_rule_generic_obligations",
+           _edit(ranks.typing_rule_generic_obligations, "z3.And(prem, z3.Not(z3.And(side, t.equals(got))))",
+                 "z3.And(prem, z3.Not(t.equals(got)))"), ("mutant: t-red-demands-rank-2",)),
+    Mutant("generic-names-unchecked", "ok = ... (names of the store not compared)", "ranks.st_stmt_generic_obligations",
+           _edit(ranks.st_stmt_generic_obligations, " and set(new) == set(mu)", ""), ("mutant: st-stmt-adds-a-name",)),
+    Mutant("ceil-axiom-from-M-2", "(M >= 2,)", "ranks.ceil_axiom_obligations",
+           _edit(ranks.ceil_axiom_obligations, "(M >= 1,)", "(M >= 2,)"), ("mutant: round-up-below-at-M-1",)),
+    Mutant("engines-at-rank-7-only", "for r in HIGH_RANKS[:1]:", "engines.obligations",
+           _edit(engines.obligations, "for r in HIGH_RANKS:", "for r in HIGH_RANKS[:1]:"),
+           ("mutant: numpy-domain-upto-rank-7",)),
 )
 
 BY_NAME = {m.name: m for m in CATALOGUE}
