@@ -16,7 +16,10 @@ constructor (transp at its first, middle and last positions) and compares
 - the padded run (M = 2 and 3) with the unpadded one on the original domain,
   and the padding with {0, •} (Inv (a) and (b) of :mod:`proofs.padding`).
 
-It is a check of concrete instances (as ``Lemma 4.1 (exhaustive)`` is), not a
+It also types every unary operator at those ranks (transp at every position,
+invalid ones included) and compares with SPEC.md's table, as ``Lemma 4.1
+(exhaustive)`` does at small ranks, and checks that the padded store has the
+shape ``⌈Γ⌉``.  It is a check of concrete instances (as ``Lemma 4.1 (exhaustive)`` is), not a
 proof: the instances are listed by :func:`instances`, inputs are fixed by a
 seed, and they hold • and 0 where the padding invariant is tight.
 """
@@ -30,6 +33,9 @@ import numpy as np
 import z3
 
 from core_teil import eval as ev
+from core_teil import typing as ty
+from core_teil.errors import TeilTypeError
+from core_teil.shapes import ShapeSolver, round_up
 from core_teil.syntax import Alloc, Contr, Diag, Elem, Expa, Expr, Prod, Program, Proj, Red, Stmt, Transp, Var
 from core_teil.typing import check_program
 
@@ -121,6 +127,10 @@ def check(expr: Expr, holes: dict[str, tuple[int, ...]], rng: np.random.Generato
         yield "reference = numpy operators", f"got {got.ravel()[:8]}, the operators give {want.ravel()[:8]}"
     for pad in (2, 3):
         P = padded_store(typed, inputs, pad)
+        rounded = tuple(round_up(n, pad) for n in want.shape)
+        if P.shape != rounded:  # report Theorem 2: the padded store's domain is ⌈Γ⌉
+            yield f"padded store (M = {pad}) of shape ⌈Γ⌉", f"shape {P.shape}, not {rounded}"
+            continue
         inside = tuple(slice(0, n) for n in want.shape)
         if not np.array_equal(P[inside], got, equal_nan=True):
             yield f"padded (M = {pad}) = unpadded on Γ", "the padded run differs on the original domain"
@@ -128,6 +138,30 @@ def check(expr: Expr, holes: dict[str, tuple[int, ...]], rng: np.random.Generato
         padding[inside] = False
         if not np.all((P[padding] == 0) | np.isnan(P[padding])):
             yield f"padding (M = {pad}) holds 0 or •", "a value other than 0 or • in the padding"
+
+
+def typing_at(r: int) -> Iterator[tuple[str, str]]:
+    """Lemma 4.1 on concrete instances of rank ``r``: the checker types each unary operator
+    (every position of transp, ``0..r+1``, invalid ones included) as SPEC.md's table does."""
+    from .safety import PY_LOGIC, spec_rules
+
+    t = shape(r)
+    program = Program("core", (Alloc("X", t),), ())
+    ops: list[Expr] = [Red(Var("X")), Contr(Var("X")), Diag(Var("X")), Proj(2, Var("X")), Proj(3, Var("X")),
+                       Expa(2, Var("X")), *(Transp(i, Var("X")) for i in range(0, r + 2))]
+    for e in ops:
+        args = {"d": getattr(e, "d", None), "m": getattr(e, "m", None)}
+        derivable = {u for _, ok, u in spec_rules(e, [t], args, PY_LOGIC) if ok}
+        try:
+            got: Any = ty.Checker(program, ShapeSolver(program), {"X": t}).infer(e).shape
+        except TeilTypeError:
+            got = None
+        except (IndexError, ValueError) as exc:  # a rule that accepts too much, then fails to build its type
+            yield f"{_show(e)} with X : {list(t)}", f"the checker accepts it and then fails: {exc!r}"
+            continue
+        if (got is None) != (not derivable) or (got is not None and {got} != derivable):
+            yield (f"{_show(e)} with X : {list(t)}", f"the checker says {'ill-typed' if got is None else list(got)}, "
+                   f"the rules derive {sorted(derivable) or 'nothing'}")
 
 
 def obligations() -> Iterator[Obligation]:
@@ -138,6 +172,9 @@ def obligations() -> Iterator[Obligation]:
             failures = list(check(expr, holes, rng))
             yield Obligation(f"{label}: reference engine, padded and unpadded", (), z3.BoolVal(bool(failures)),
                              _explain(label, failures), rank=r)
+        wrong = list(typing_at(r))
+        yield Obligation(f"typing at rank {r}: checker = SPEC.md's rules", (), z3.BoolVal(bool(wrong)),
+                         _explain(f"rank {r}", wrong), rank=r)
 
 
 def _explain(label: str, failures: list[tuple[str, str]]) -> Callable[[z3.ModelRef], str]:
