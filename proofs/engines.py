@@ -8,7 +8,8 @@ reads, sums, tabulation) and the padded value semantics above
 ``RANK_BOUND``.  This check runs them at ranks 7..10 on every Core
 constructor (transp at its first, middle and last positions) and compares
 
-- the reference engine with the operators written independently as numpy axis
+- the reference engine (Core operators, and full TeIL's positional ones at high
+  positions) with the operators written independently as numpy axis
   operations (``sum(axis=0)``, ``trace``, ``diagonal``, ``swapaxes``,
   ``broadcast_to``, ``multiply.outer``, indexing), element operations by
   Definition 4 and 8 (shown equal to the Z3 arithmetic by ``Definition 4
@@ -19,7 +20,8 @@ constructor (transp at its first, middle and last positions) and compares
 It also types every unary operator at those ranks (transp at every position,
 invalid ones included) and compares with SPEC.md's table, as ``Lemma 4.1
 (exhaustive)`` does at small ranks, and checks that the padded store has the
-shape ``⌈Γ⌉``.  It is a check of concrete instances (as ``Lemma 4.1 (exhaustive)`` is), not a
+shape ``⌈Γ⌉``; and it runs a program of :data:`LONG_PROGRAM` statements (St-Seq is
+proved symbolically for up to 16).  It is a check of concrete instances (as ``Lemma 4.1 (exhaustive)`` is), not a
 proof: the instances are listed by :func:`instances`, inputs are fixed by a
 seed, and they hold • and 0 where the padding invariant is tight.
 """
@@ -36,7 +38,27 @@ from core_teil import eval as ev
 from core_teil import typing as ty
 from core_teil.errors import TeilTypeError
 from core_teil.shapes import ShapeSolver, round_up
-from core_teil.syntax import Alloc, Contr, Diag, Elem, Expa, Expr, Prod, Program, Proj, Red, Stmt, Transp, Var
+from core_teil.syntax import (
+    Alloc,
+    Contr,
+    ContrAt,
+    Diag,
+    DiagAt,
+    Elem,
+    Expa,
+    ExpaAt,
+    Expr,
+    Prod,
+    Program,
+    Proj,
+    ProjAt,
+    Red,
+    RedAt,
+    Stmt,
+    Transp,
+    TranspAt,
+    Var,
+)
 from core_teil.typing import check_program
 
 from .kernel import Lemma, Obligation, Rule
@@ -71,6 +93,22 @@ def instances(r: int) -> Iterator[tuple[Expr, dict[str, tuple[int, ...]]]]:
     yield Proj(2, X), {"X": t}
 
 
+def full_instances(r: int) -> Iterator[tuple[Expr, dict[str, tuple[int, ...]]]]:
+    """The positional (full-TeIL) operators at high positions of a rank-``r`` argument."""
+    X = Var("X")
+    t = shape(r)
+    yield RedAt(r, X), {"X": t}
+    yield RedAt(r - 1, X), {"X": t}
+    yield ContrAt(1, r - 1, X), {"X": t}
+    yield DiagAt(2, r - 1, X), {"X": t}
+    yield TranspAt(1, r, X), {"X": t}
+    yield TranspAt(r - 1, 2, X), {"X": t}
+    yield ExpaAt(r, 2, X), {"X": t[1:]}
+    yield ExpaAt(r - 2, 2, X), {"X": t[1:]}
+    yield ProjAt(r, 3, X), {"X": t}
+    yield ProjAt(r - 1, 2, X), {"X": t}
+
+
 def operators(e: Expr, env: dict[str, np.ndarray]) -> np.ndarray:
     """The paper's operators as numpy axis operations (Fig. 6), written without eval.py."""
     arith = ev.ArrayInterpretation.arith
@@ -93,6 +131,20 @@ def operators(e: Expr, env: dict[str, np.ndarray]) -> np.ndarray:
         return np.broadcast_to(a, (e.d, *a.shape))  # type: ignore[arg-type]
     if isinstance(e, Proj):
         return a[e.m - 1]  # type: ignore[operator]
+    # full TeIL (paper Fig. 6), positions 1-based
+    if isinstance(e, RedAt):
+        return a.sum(axis=e.i - 1)
+    if isinstance(e, ContrAt):
+        return np.trace(a, axis1=e.i - 1, axis2=e.j - 1)
+    if isinstance(e, DiagAt):  # keeps dimension i, drops j
+        return np.moveaxis(np.diagonal(a, axis1=e.i - 1, axis2=e.j - 1), -1, e.i - 1)
+    if isinstance(e, TranspAt):
+        return np.swapaxes(a, e.i - 1, e.j - 1)
+    if isinstance(e, ExpaAt):
+        wide = np.expand_dims(a, e.i - 1)
+        return np.broadcast_to(wide, (*a.shape[: e.i - 1], e.d, *a.shape[e.i - 1 :]))  # type: ignore[misc]
+    if isinstance(e, ProjAt):
+        return np.take(a, e.m - 1, axis=e.i - 1)  # type: ignore[operator]
     raise ValueError(f"no operator for {type(e).__name__}")
 
 
@@ -108,7 +160,22 @@ def inputs_for(holes: dict[str, tuple[int, ...]], rng: np.random.Generator) -> d
 
 def _program(expr: Expr, holes: dict[str, tuple[int, ...]], out_shape: tuple[int, ...]) -> Program:
     decls = (*(Alloc(x, t, "input") for x, t in holes.items()), Alloc("Z", out_shape, "output"))
-    return Program("core", decls, (Stmt("Z", expr),))
+    full = isinstance(expr, RedAt | ContrAt | DiagAt | TranspAt | ExpaAt | ProjAt)
+    return Program("full" if full else "core", decls, (Stmt("Z", expr),))
+
+
+#: A program this long is run statement by statement (St-Seq is proved symbolically up to 16).
+LONG_PROGRAM = 300
+
+
+def long_program() -> Iterator[tuple[str, str]]:
+    """``C = add C O`` repeated: every statement adds one, so the result counts the statements run."""
+    stmts = tuple(Stmt("C", Elem("add", Var("C"), Var("O"))) for _ in range(LONG_PROGRAM))
+    program = Program("core", (Alloc("C", (2,), "input"), Alloc("O", (2,), "input"), Alloc("D", (2,), "output")),
+                      (*stmts, Stmt("D", Var("C"))))
+    got = ev.evaluate(check_program(program), {"C": np.zeros(2), "O": np.ones(2)})["D"]
+    if not np.array_equal(got, np.full(2, float(LONG_PROGRAM))):
+        yield f"a program of {LONG_PROGRAM} statements", f"counted {got[0]:g} statements run"
 
 
 def padded_store(typed: Any, inputs: dict[str, np.ndarray], pad: int) -> np.ndarray:
@@ -172,9 +239,17 @@ def obligations() -> Iterator[Obligation]:
             failures = list(check(expr, holes, rng))
             yield Obligation(f"{label}: reference engine, padded and unpadded", (), z3.BoolVal(bool(failures)),
                              _explain(label, failures), rank=r)
+        for expr, holes in full_instances(r):
+            label = f"{_show(expr)} at rank {r}"
+            failures = list(check(expr, holes, rng))
+            yield Obligation(f"{label}: reference engine, padded and unpadded", (), z3.BoolVal(bool(failures)),
+                             _explain(label, failures), rank=r)
         wrong = list(typing_at(r))
         yield Obligation(f"typing at rank {r}: checker = SPEC.md's rules", (), z3.BoolVal(bool(wrong)),
                          _explain(f"rank {r}", wrong), rank=r)
+    failures = list(long_program())
+    yield Obligation(f"eval_prog runs all {LONG_PROGRAM} statements", (), z3.BoolVal(bool(failures)),
+                     _explain("St-Seq", failures))
 
 
 def _explain(label: str, failures: list[tuple[str, str]]) -> Callable[[z3.ModelRef], str]:
