@@ -260,3 +260,13 @@ def test_cli_rejects_with_exit_codes(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["from-einsum", "ij", "m,k+1"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
+
+
+def test_results_are_fresh_arrays() -> None:
+    """A cached kernel returns a new array per call, never a view of an input or of an earlier result."""
+    x = RNG.standard_normal((3, 4))
+    first = ct.einsum("ij", x)
+    second = ct.einsum("ij", 2 * x)
+    assert not np.shares_memory(first, x) and not np.shares_memory(first, second)
+    np.testing.assert_array_equal(first, x)
+    np.testing.assert_array_equal(second, 2 * x)
