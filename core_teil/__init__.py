@@ -65,6 +65,20 @@ def check(program: Program, params: dict[str, int] | None = None) -> dict[str, t
     return check_program(program, check_params(params, program)).shapes()
 
 
+def from_einsum(subscripts: str, *shapes: Any, names: Any = None) -> Program:
+    """The TeIL program of an einsum, shapes possibly symbolic (issue 12; :mod:`core_teil.frontends_einsum`)."""
+    from .frontends_einsum import from_einsum as _from_einsum
+
+    return _from_einsum(subscripts, *shapes, names=names)
+
+
+def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | None = None) -> Any:
+    """``numpy.einsum`` on a kernel certified by ``ct.prove`` (issue 12; :mod:`core_teil.frontends_einsum`)."""
+    from .frontends_einsum import einsum as _einsum
+
+    return _einsum(subscripts, *arrays, engine=engine, pad=pad)
+
+
 def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:
     """The native engine: a kernel callable as ``kernel(**inputs)``."""
     from .native import compile as _compile
@@ -74,5 +88,6 @@ def compile(program: Program, params: dict[str, int] | None = None, pad: int | N
 
 __all__ = [
     "Program", "TeilError", "TeilInputError", "TeilResourceError", "TeilSyntaxError", "TeilTypeError",
-    "TeilUnknown", "check", "compile", "equiv", "evaluate", "format", "load", "lower", "parse", "prove",
+    "TeilUnknown", "check", "compile", "einsum", "equiv", "evaluate", "format", "from_einsum", "load", "lower",
+    "parse", "prove",
 ]

@@ -391,7 +391,24 @@ def build_parser() -> argparse.ArgumentParser:
     from .equiv import add_command as add_equiv  # issue 13: core-teil equiv A B
 
     add_equiv(sub, params)
+    p = sub.add_parser("from-einsum", help="print the TeIL program of an einsum (issue 12)",
+                       description="print the TeIL program of an einsum; SHAPE is like m,k or 3,4, '-' a scalar")
+    p.add_argument("subscripts", metavar="SUBSCRIPTS", help="numpy einsum subscripts, e.g. 'ij,jk->ik'")
+    p.add_argument("shapes", metavar="SHAPE", nargs="*", help="one shape per operand")
+    p.add_argument("--names", metavar="A,B,C", help="the operands' (and the output's) allocation names")
+    p.set_defaults(func=cmd_from_einsum)
     return ap
+
+
+def cmd_from_einsum(args: argparse.Namespace) -> int:
+    """``core-teil from-einsum 'ij,jk->ik' m,k k,n`` (issue 12): the program, as ``fmt`` prints it."""
+    from .frontends_einsum import from_einsum, parse_shape_arg
+    from .printer import format_program
+
+    names = args.names.split(",") if args.names else None
+    program = from_einsum(args.subscripts, *(parse_shape_arg(s) for s in args.shapes), names=names)
+    sys.stdout.write(format_program(program))
+    return EXIT_OK
 
 
 def check_flags(args: argparse.Namespace) -> None:

@@ -1,0 +1,272 @@
+"""The einsum frontend (issue 12, item 2): ``ct.from_einsum``, ``ct.einsum``, ``core-teil from-einsum``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import core_teil as ct
+from core_teil.cli import main
+
+RNG = np.random.default_rng(12)
+
+#: Einsums of real models (and the grammar's corners) with concrete shapes.
+REAL = [
+    ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),  # attention scores
+    ("bhqk,bhkd->bhqd", [(2, 3, 4, 6), (2, 3, 6, 5)]),  # attention values
+    ("bn,anm,bm->ba", [(3, 4), (2, 4, 5), (3, 5)]),  # bilinear (torch.nn.Bilinear)
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),  # batched matmul
+    ("ij,jk", [(3, 4), (4, 5)]),  # matmul, implicit output
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("ii", [(4, 4)]),  # trace
+    ("ii->i", [(4, 4)]),  # diagonal
+    ("i,j->ij", [(3,), (4,)]),  # outer
+    ("ij->ji", [(3, 4)]),  # transpose
+    ("ij->", [(3, 4)]),  # sum
+    ("ij", [(3, 4)]),
+    ("ji", [(3, 4)]),  # implicit output is alphabetical: a transpose
+    ("i,i", [(5,), (5,)]),  # dot
+    ("...ij,...jk", [(1, 2, 3), (5, 3, 4)]),  # broadcast batch matmul
+    ("...ij,...jk->...ik", [(2, 1, 2, 3), (4, 3, 4)]),
+    ("i...,i...->...", [(2, 3), (2, 1)]),
+    ("...,...", [(2, 3), (3,)]),
+    ("...", [(2, 3)]),
+    (",ij", [(), (2, 3)]),  # a scalar operand
+    ("", [()]),
+    ("iij,jk->ki", [(3, 3, 2), (2, 4)]),
+    ("ijk,jil->kl", [(2, 3, 4), (3, 2, 5)]),
+    ("a,a,a->", [(3,), (3,), (3,)]),
+    ("ik,jkl,il->ij", [(2, 3), (4, 3, 5), (2, 5)]),  # bilinear with batch i
+    ("nchw,kc->nkhw", [(2, 3, 2, 2), (4, 3)]),  # 1x1 convolution
+    ("bij,bkj->bik", [(2, 3, 4), (2, 5, 4)]),
+    ("ijkl->lkji", [(2, 3, 1, 2)]),
+    ("ab,bc,cd,de->ae", [(2, 3), (3, 4), (4, 2), (2, 3)]),  # a chain
+]
+
+
+def arrays(shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
+    return [RNG.standard_normal(s) for s in shapes]
+
+
+@pytest.mark.parametrize(("subscripts", "shapes"), REAL, ids=[s or "scalar" for s, _ in REAL])
+def test_real_einsums_equal_numpy(subscripts: str, shapes: list[tuple[int, ...]]) -> None:
+    xs = arrays(shapes)
+    want = np.einsum(subscripts, *xs)
+    got = ct.einsum(subscripts, *xs)
+    assert isinstance(got, np.ndarray) and got.shape == np.shape(want) and got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ct.einsum(subscripts, *xs, engine="reference"), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("subscripts", "shapes"), REAL[:6])
+def test_padded_run_equals_numpy(subscripts: str, shapes: list[tuple[int, ...]]) -> None:
+    xs = arrays(shapes)
+    np.testing.assert_allclose(ct.einsum(subscripts, *xs, pad=4), np.einsum(subscripts, *xs), rtol=1e-12)
+
+
+@st.composite
+def random_einsums(draw: st.DrawFn) -> tuple[str, list[tuple[int, ...]]]:
+    """A valid einsum: 1-3 operands over labels a-e (repeats allowed), implicit or explicit output."""
+    extent = {c: draw(st.integers(1, 3)) for c in "abcde"}
+    n = draw(st.integers(1, 3))
+    terms = [draw(st.lists(st.sampled_from("abcde"), max_size=3)) for _ in range(n)]
+    used = sorted({c for t in terms for c in t})
+    ell = draw(st.booleans())
+    ell_shape = tuple(draw(st.lists(st.integers(1, 2), max_size=2)))
+    shapes, subs = [], []
+    for t in terms:
+        if ell and draw(st.booleans()):
+            k = draw(st.integers(0, len(ell_shape)))
+            tail = ell_shape[len(ell_shape) - k:]
+            tail = tuple(1 if draw(st.booleans()) else d for d in tail)  # broadcasting ones
+            split = draw(st.integers(0, len(t)))
+            subs.append("".join(t[:split]) + "..." + "".join(t[split:]))
+            shapes.append(tuple(extent[c] for c in t[:split]) + tail + tuple(extent[c] for c in t[split:]))
+        else:
+            subs.append("".join(t))
+            shapes.append(tuple(extent[c] for c in t))
+    text = ",".join(subs)
+    if draw(st.booleans()):
+        out = draw(st.permutations(used))
+        out = out[: draw(st.integers(0, len(out)))]
+        text += "->" + ("..." if "..." in text else "") + "".join(out)
+    return text, shapes
+
+
+@given(random_einsums())
+@settings(derandomize=True, max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+def test_random_einsums_equal_numpy(case: tuple[str, list[tuple[int, ...]]]) -> None:
+    subscripts, shapes = case
+    xs = [RNG.standard_normal(s) for s in shapes]
+    want = np.einsum(subscripts, *xs)
+    got = ct.einsum(subscripts, *xs)
+    assert got.shape == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+# -- programs ---------------------------------------------------------------------------
+
+
+def test_matmul_is_the_papers_program() -> None:
+    p = ct.from_einsum("ij,jk->ik", ("m", "k"), ("k", "n"))
+    assert ct.format(p) == ("lang full\nparam m, k, n\ninput alloc A : [m, k]\ninput alloc B : [k, n]\n"
+                            "output alloc C : [m, n]\n\nC = red 2 (diag 2 3 (prod A B))\n")
+    assert ct.parse(ct.format(p)) == p
+    assert ct.check(p) == {"A": ("m", "k"), "B": ("k", "n"), "C": ("m", "n")}
+
+
+@pytest.mark.parametrize(("subscripts", "shapes"), [
+    ("bhqd,bhkd->bhqk", [("b", "h", "q", "d"), ("b", "h", "k", "d")]),
+    ("bn,anm,bm->ba", [("B", "N"), ("A", "N", "M"), ("B", "M")]),
+    ("bij,bjk->bik", [("nb", "ni", "nk"), ("nb", "nk", "nj")]),
+    ("ii", [("n", "n")]),
+    ("ii->i", [("n", "n")]),
+    ("i,j->ij", [("m",), ("n",)]),
+    ("ij->ji", [("m", "n")]),
+    ("ij->", [("m", "n")]),
+    ("...ij,...jk", [(1, "m", "k"), ("b", "k", "n")]),
+    ("ij,jk", [("m", 3), (3, "n")]),
+])
+def test_symbolic_einsums_are_certified(subscripts: str, shapes: list[tuple]) -> None:
+    p = ct.from_einsum(subscripts, *shapes)
+    report = ct.prove(p)
+    assert report.ok, [(o.name, o.status) for o in report.obligations]
+    assert all(o.status == "proved" for o in report.obligations)
+
+
+def test_symbolic_program_runs_for_concrete_shapes() -> None:
+    p = ct.from_einsum("bhqd,bhkd->bhqk", ("b", "h", "q", "d"), ("b", "h", "k", "d"))
+    a, b = RNG.standard_normal((2, 2, 3, 4)), RNG.standard_normal((2, 2, 5, 4))
+    want = np.einsum("bhqd,bhkd->bhqk", a, b)
+    np.testing.assert_allclose(ct.evaluate(p, {"A": a, "B": b})["C"], want, rtol=1e-12)
+    np.testing.assert_allclose(ct.compile(p)(A=a, B=b)["C"], want, rtol=1e-12)
+
+
+def test_names() -> None:
+    p = ct.from_einsum("ij,jk->ik", (2, 3), (3, 4), names=["X", "W", "Y"])
+    assert [a.name for a in p.allocs] == ["X", "W", "Y"]
+    p = ct.from_einsum("ij,jk->ik", ("A", "B"), ("B", "C"))  # parameters named like the defaults
+    assert [a.name for a in p.allocs] == ["D", "E", "F"]
+    ct.check(p)
+    with pytest.raises(ct.TeilInputError, match="also name shape parameters"):
+        ct.from_einsum("ij", ("n", "m"), names=["n"])
+
+
+# -- rejections -----------------------------------------------------------------------------
+
+
+def test_symbolic_mismatch_names_operand_label_extents_and_counterexample() -> None:
+    """ONNX's shape inference accepts this; PyTorch issue 58380 asks for term and label."""
+    with pytest.raises(ct.TeilTypeError) as info:
+        ct.from_einsum("ij,jk", ("m", "k"), ("q", "n"))
+    err = info.value
+    assert "operand 2 (B)" in err.message and "label 'j'" in err.message
+    assert "extent q" in err.message and "extent k" in err.message and "operand 1" in err.message
+    assert err.counterexample is not None and err.counterexample["k"] != err.counterexample["q"]
+    assert err.rule == "T-Diag" and (err.span.line, err.span.column) == (1, 4)
+    assert err.exit_code == 1
+    assert "ij,jk\n" in err.render() and err.render().endswith("   ^")
+
+
+@pytest.mark.parametrize(("subscripts", "shapes", "words"), [
+    ("ij,jk->ik", [(2, 3), (4, 5)], ["operand 2", "label 'j'", "extent 4", "extent 3", "3 != 4"]),
+    ("ii->i", [(2, 3)], ["operand 1", "label 'i'", "extent 3", "extent 2"]),
+    ("ii", [("n", "m")], ["operand 1", "label 'i'", "counterexample"]),
+    ("bij,bjk->bik", [("b", 3, 4), ("c", 4, 5)], ["operand 2", "label 'b'", "extent c", "extent b"]),
+    ("ij,ij->ij", [(2, 1), (2, 4)], ["label 'j'", "1 != 4"]),  # labels never broadcast
+    ("...,...", [(2,), (3,)], ["'...'", "2 != 3"]),
+    ("...i,...i", [("n", 2), ("m", 2)], ["'...'", "counterexample"]),
+])
+def test_mismatches_are_type_errors(subscripts: str, shapes: list[tuple], words: list[str]) -> None:
+    with pytest.raises(ct.TeilTypeError) as info:
+        ct.from_einsum(subscripts, *shapes)
+    for w in words:
+        assert w in info.value.message, (w, info.value.message)
+
+
+def test_mismatch_in_einsum_is_a_type_error() -> None:
+    with pytest.raises(ct.TeilTypeError, match="label 'j'"):
+        ct.einsum("ij,jk", np.ones((2, 3)), np.ones((4, 5)))
+
+
+@pytest.mark.parametrize(("subscripts", "shapes", "match"), [
+    ("ij,jk", [(2, 3)], "2 operand"),
+    ("ijk", [(2, 3)], "rank 2"),
+    ("ij", [(2, 3, 4)], "write '...'"),
+    ("i$", [(2, 3)], "not an einsum label"),
+    ("i.j", [(2, 3)], "not part of '...'"),
+    ("ij->ii", [(2, 3)], "occurs twice"),
+    ("ij->k", [(2, 3)], "names no dimension"),
+    ("ij->i->j", [(2, 3)], "only once"),
+    ("...i->i", [(2, 3)], "'...' in the output"),
+    ("i......", [(2, 3)], "at most once"),
+    ("ij", [(0, 3)], ">= 1"),
+    ("ij", [("n", "red")], "keyword"),
+    ("ij", [("n", 2.5)], "not an integer"),
+    ("ij", ["nm"], "tuple"),
+])
+def test_malformed_einsums_are_input_errors(subscripts: str, shapes: list, match: str) -> None:
+    with pytest.raises(ct.TeilInputError, match=match) as info:
+        ct.from_einsum(subscripts, *shapes)
+    assert info.value.exit_code == 2
+
+
+def test_einsum_dtype_policy_and_engine() -> None:
+    with pytest.raises(ct.TeilInputError, match="float64"):
+        ct.einsum("ij", np.ones((2, 3), dtype=np.float32))
+    with pytest.raises(ct.TeilInputError, match="engine"):
+        ct.einsum("ij", np.ones((2, 3)), engine="gpu")
+    with pytest.raises(ct.TeilInputError):
+        ct.einsum("ij", np.ones((2, 3)), pad=0)
+
+
+def test_kernel_is_cached() -> None:
+    from core_teil import frontends_einsum
+
+    x = np.ones((3, 3))
+    ct.einsum("ij,jk->ik", x, x)
+    n = len(frontends_einsum._KERNELS)
+    ct.einsum("ij,jk->ik", 2 * x, x)
+    assert len(frontends_einsum._KERNELS) == n
+
+
+# -- the CLI -----------------------------------------------------------------------------
+
+
+def test_cli_prints_a_program_that_check_accepts(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["from-einsum", "ij,jk->ik", "m,k", "k,n"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith("C = red 2 (diag 2 3 (prod A B))\n")
+    f = tmp_path / "mm.teil"
+    f.write_text(out)
+    assert main(["check", str(f)]) == 0
+    assert main(["prove", str(f)]) == 0
+    capsys.readouterr()
+    assert main(["from-einsum", "i,->i", "3", "-"]) == 0
+    assert "input alloc B : []" in capsys.readouterr().out
+
+
+def test_cli_rejects_with_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["from-einsum", "ij,jk", "m,k", "q,n"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("<einsum>:1:4: type error [T-Diag]: operand 2 (B): label 'j'")
+    assert "counterexample: k = " in err and "Traceback" not in err
+    assert main(["from-einsum", "ij,jk", "m,k"]) == 2
+    assert main(["from-einsum", "ij", "m,k+1"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+
+
+def test_results_are_fresh_arrays() -> None:
+    """A cached kernel returns a new array per call, never a view of an input or of an earlier result."""
+    x = RNG.standard_normal((3, 4))
+    first = ct.einsum("ij", x)
+    second = ct.einsum("ij", 2 * x)
+    assert not np.shares_memory(first, x) and not np.shares_memory(first, second)
+    np.testing.assert_array_equal(first, x)
+    np.testing.assert_array_equal(second, 2 * x)
