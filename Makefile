@@ -57,4 +57,4 @@ lock:
 	rm -rf build/lock-venv
 
 clean:
-	rm -rf $(VENV) build *.egg-info core_teil/*.so native/*.c
+	rm -rf $(VENV) build *.egg-info core_teil/*.so core_teil/*/*.so native/*.c

@@ -5,7 +5,7 @@ architecture (x86-64: SSE2), so a wheel built here runs on any CPU of the
 kind.  ``CORE_TEIL_NATIVE_ARCH=1`` opts in to ``-march=native`` (AVX2 or
 AVX-512 for the unit-stride inner loops of ``native/teil_kernels.h``); such
 a build dies with SIGILL on an older CPU, so it is never the default, and
-``make bench`` prints which build it measured (``core_teil._native.BUILD``).
+``make bench`` prints which build it measured (``core_teil.native._native.BUILD``).
 OpenMP runs a batch program on every core.  No ``-ffast-math``: the kernels
 must keep NaN (the undefined value •) and IEEE division exactly as the
 reference engine does.  ``CORE_TEIL_NO_OPENMP=1`` builds without OpenMP.
@@ -24,7 +24,7 @@ build = ("native-arch" if native_arch else "portable") + ("" if openmp else ", n
 
 extensions = [
     Extension(
-        "core_teil._native",
+        "core_teil.native._native",
         ["native/_native.pyx"],
         include_dirs=[numpy.get_include(), "native"],
         depends=["native/teil_kernels.h"],

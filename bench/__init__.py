@@ -181,7 +181,8 @@ def peak_bytes(fn: Callable[[], Any]) -> int:
 
 def run_kernel(k: Kernel, rng: np.random.Generator) -> Row:
     import core_teil as ct
-    from core_teil import native, planner
+    from core_teil.native import engine as native
+    from core_teil.native import planner
 
     program = ct.load(str(ROOT / k.path))
     inputs = {}
@@ -279,7 +280,8 @@ def targets(rows: list[Row]) -> list[tuple[str, bool]]:
 
 
 def machine() -> dict[str, Any]:
-    from core_teil import _native, native
+    from core_teil.native import _native
+    from core_teil.native import engine as native
 
     info: dict[str, Any] = {"python": sys.version.split()[0], "numpy": np.__version__,
                             "platform": platform.platform(), "cpus": os.cpu_count(), "build": _native.BUILD,
@@ -298,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [a for a in argv if not a.startswith("-")]
     rng = np.random.default_rng(20190622)
     rows = []
-    from core_teil import _native
+    from core_teil.native import _native
 
     # The default build is portable; CORE_TEIL_NATIVE_ARCH=1 (then `make install`) builds for this CPU.
     print(f"native extension: {_native.BUILD} build", flush=True)

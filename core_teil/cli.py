@@ -22,7 +22,7 @@ import numpy as np
 
 from . import __version__
 from .errors import NO_SPAN, Span, TeilError, TeilInputError
-from .syntax import Program
+from .lang.syntax import Program
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_UNKNOWN, EXIT_INTERNAL = 0, 1, 2, 3, 70
 
@@ -36,8 +36,8 @@ _SOURCES: dict[str, str] = {}
 
 
 def read_program(path: str) -> tuple[Program, str]:
-    """FILE read by the one reader ``ct.load`` uses too (:func:`core_teil.parser.read_source`)."""
-    from .parser import parse, read_source
+    """FILE read by the one reader ``ct.load`` uses too (:func:`core_teil.lang.parser.read_source`)."""
+    from .lang.parser import parse, read_source
 
     source = read_source(path)
     _SOURCES[path] = source
@@ -50,7 +50,7 @@ _DIGITS = re.compile(r"[0-9]+")
 
 def parse_params(items: Sequence[str] | None) -> dict[str, int] | None:
     """``--param n=7`` (repeatable; ``n=7,m=3`` also accepted), checked by :func:`inputs.check_params`."""
-    from .inputs import check_params
+    from .semantics.inputs import check_params
 
     if not items:
         return None
@@ -139,7 +139,7 @@ def load_array_file(path: str, span: Span = NO_SPAN) -> dict[str, Member] | np.n
 
 def archive_members(path: str, span: Span = NO_SPAN) -> dict[str, Member]:
     """The arrays of an ``.npz`` by name, from their ``.npy`` headers (numpy.lib.format)."""
-    from .inputs import human_bytes, memory_budget
+    from .semantics.inputs import human_bytes, memory_budget
 
     budget = memory_budget()
     out: dict[str, Member] = {}
@@ -200,7 +200,7 @@ def parse_inputs(items: Sequence[str] | None, program: Program) -> dict[str, np.
 def load_members(typed: Any, inputs: dict[str, np.ndarray | Member]) -> dict[str, np.ndarray]:
     """Check every input's header (dtype and shape) against the typed program, and only then
     decompress the archive members: one bad input is reported before any data is read."""
-    from .inputs import check_dtype, check_shape, concrete_extent
+    from .semantics.inputs import check_dtype, check_shape, concrete_extent
 
     for name, value in inputs.items():
         a = typed.program.alloc(name)
@@ -224,8 +224,8 @@ def _put(inputs: dict[str, np.ndarray | Member], name: str, value: np.ndarray | 
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .printer import format_names, format_shape
-    from .typing import check_program
+    from .lang.printer import format_names, format_shape
+    from .lang.typing import check_program
 
     program, _ = read_program(args.file)
     typed = check_program(program, parse_params(args.param))
@@ -245,8 +245,8 @@ def typed_with_inputs(args: argparse.Namespace,
 
     ``complete``: a run needs every input and parameter; what is missing is
     said before the program is checked for the values it has."""
-    from .inputs import infer_params, run_params
-    from .typing import check_program
+    from .lang.typing import check_program
+    from .semantics.inputs import infer_params, run_params
 
     program, _ = read_program(args.file)
     members = parse_inputs(args.input, program)
@@ -256,11 +256,11 @@ def typed_with_inputs(args: argparse.Namespace,
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .eval import evaluate
+    from .semantics.eval import evaluate
 
     typed, inputs, params = typed_with_inputs(args, complete=True)
     if args.engine == "native":
-        from .native import compile as native_compile
+        from .native.engine import compile as native_compile
 
         outputs = native_compile(typed, params, args.pad)(**inputs)
     else:
@@ -290,9 +290,9 @@ def write_outputs(path: str, outputs: dict[str, np.ndarray]) -> None:
 
 
 def cmd_lower(args: argparse.Namespace) -> int:
-    from .lowering import lower
-    from .printer import format_program
-    from .typing import check_program
+    from .lang.lowering import lower
+    from .lang.printer import format_program
+    from .lang.typing import check_program
 
     program, _ = read_program(args.file)
     check_program(program, parse_params(args.param))  # lowering is defined on well-typed programs
@@ -301,7 +301,7 @@ def cmd_lower(args: argparse.Namespace) -> int:
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
-    from .printer import format_program
+    from .lang.printer import format_program
 
     program, source = read_program(args.file)
     text = format_program(program)
@@ -315,7 +315,7 @@ def cmd_fmt(args: argparse.Namespace) -> int:
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
-    from .prove import prove
+    from .proving.prove import prove
 
     program, source = read_program(args.file)
     report = prove(program, parse_params(args.param), args.pad, timeout=args.timeout,
@@ -328,8 +328,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def cmd_derive(args: argparse.Namespace) -> int:
-    from .teaching import derive
-    from .typing import check_program
+    from .lang.typing import check_program
+    from .teach.teaching import derive
 
     program, _ = read_program(args.file)
     typed = check_program(program, parse_params(args.param))
@@ -338,7 +338,7 @@ def cmd_derive(args: argparse.Namespace) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    from .teaching import trace
+    from .teach.teaching import trace
 
     typed, inputs, _ = typed_with_inputs(args)
     print(trace(typed, args.at, inputs if args.values or inputs else None, pad=args.pad))
@@ -388,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")
     p.add_argument("--values", action="store_true", help="also evaluate with the given inputs")
     p.add_argument("--pad", type=int, metavar="M", help="trace the padded semantics (multiples of M)")
-    from .equiv import add_command as add_equiv  # issue 13: core-teil equiv A B
+    from .proving.equiv import add_command as add_equiv  # issue 13: core-teil equiv A B
 
     add_equiv(sub, params)
     p = sub.add_parser("from-einsum", help="print the TeIL program of an einsum (issue 12)",
@@ -402,8 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_from_einsum(args: argparse.Namespace) -> int:
     """``core-teil from-einsum 'ij,jk->ik' m,k k,n`` (issue 12): the program, as ``fmt`` prints it."""
-    from .frontends_einsum import from_einsum, parse_shape_arg
-    from .printer import format_program
+    from .frontends.einsum import from_einsum, parse_shape_arg
+    from .lang.printer import format_program
 
     names = args.names.split(",") if args.names else None
     program = from_einsum(args.subscripts, *(parse_shape_arg(s) for s in args.shapes), names=names)
@@ -413,8 +413,8 @@ def cmd_from_einsum(args: argparse.Namespace) -> int:
 
 def check_flags(args: argparse.Namespace) -> None:
     """The values of ``--pad`` and ``--timeout``, by the checks the API makes, in the CLI's words."""
-    from .inputs import check_pad
-    from .prove import check_timeout
+    from .proving.prove import check_timeout
+    from .semantics.inputs import check_pad
 
     check_pad(getattr(args, "pad", None), cli=True)
     check_timeout(getattr(args, "timeout", None), cli=True)
@@ -423,7 +423,7 @@ def check_flags(args: argparse.Namespace) -> None:
 def default_engine() -> str:
     """The native engine once it is built; the reference engine otherwise."""
     try:
-        from . import native  # noqa: F401
+        from .native import engine as native  # noqa: F401
     except ImportError:
         return "reference"
     return "native"

@@ -1,6 +1,6 @@
 """One error hierarchy, rooted at :class:`TeilError` (SPEC.md section 6).
 
-Errors are values carrying a source :class:`~core_teil.syntax.Span` until the
+Errors are values carrying a source :class:`~core_teil.lang.syntax.Span` until the
 CLI renders them; the CLI is the only place that prints or exits.  Each class
 fixes the exit code SPEC.md assigns to its kind of failure, and names the rule
 or obligation involved so that a message can always say *why*.

@@ -5,8 +5,8 @@
 ``teil_kernels.h``) run for every element ``i`` of a batch label, in
 parallel over ``i`` with OpenMP, each thread with its own scratch for the
 temporaries that the planner fused into the batch loop.  Only
-``core_teil.native`` calls this, and only with descriptors that
-``core_teil.plan_check`` has checked against the buffers they address.
+``core_teil.native.engine`` calls this, and only with descriptors that
+``core_teil.native.plan_check`` has checked against the buffers they address.
 """
 
 cimport numpy as cnp
@@ -88,7 +88,7 @@ def same_arrays(values, tuple shapes) -> bool:
     """Whether ``values`` are, one for each of ``shapes`` and in order, arrays of exactly
     type ``ndarray`` holding native-order float64, C-contiguous, of that shape.
 
-    The gate of a repeated call (``core_teil.native.Kernel.__call__``): anything else
+    The gate of a repeated call (``core_teil.native.engine.Kernel.__call__``): anything else
     takes the checked path.  In C because, after a large GEMM has emptied the caches, the
     same test in Python took 65 us of a matmul's time."""
     cdef Py_ssize_t k = 0, d, n = len(shapes)

@@ -1,7 +1,7 @@
 /* Loop-nest kernels of the native engine (issue 5).
  *
  * One small "virtual machine" runs every executable plan step: an op is a
- * loop nest over the labels of a contraction step (core_teil/planner.py),
+ * loop nest over the labels of a contraction step (core_teil/native/planner.py),
  * each loop carrying one stride per operand, so that transp/diag/expa/proj
  * are never copies but strides and offsets.  The kinds are
  *
@@ -14,7 +14,7 @@
  *   SEL    o  = b != 0 ? a : 0         (the guarded expa under padding)
  *
  * The loops run unchecked: the planner emits an op only after
- * core_teil/plan_check.py proved every index map in bounds and checked the
+ * core_teil/native/plan_check.py proved every index map in bounds and checked the
  * extreme offsets of the descriptor against the buffer (so a descriptor
  * never reaches here on an unproved path).  The innermost one or two loops
  * are specialised for unit strides so that GCC vectorises them; the

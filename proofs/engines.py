@@ -34,11 +34,10 @@ from typing import Any
 import numpy as np
 import z3
 
-from core_teil import eval as ev
-from core_teil import typing as ty
 from core_teil.errors import TeilTypeError
-from core_teil.shapes import ShapeSolver, round_up
-from core_teil.syntax import (
+from core_teil.lang import typing as ty
+from core_teil.lang.shapes import ShapeSolver, round_up
+from core_teil.lang.syntax import (
     Alloc,
     Contr,
     ContrAt,
@@ -59,7 +58,8 @@ from core_teil.syntax import (
     TranspAt,
     Var,
 )
-from core_teil.typing import check_program
+from core_teil.lang.typing import check_program
+from core_teil.semantics import eval as ev
 
 from .kernel import Lemma, Obligation, Rule
 

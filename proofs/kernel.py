@@ -4,7 +4,7 @@ A :class:`Lemma` is a named statement with its paper counterpart.  It is
 *accepted* in one of two ways, and in no other:
 
 1. **Z3** (``Rule.Z3``): the lemma's obligations are built -- by running the
-   equations of ``core_teil/eval.py`` and the rules of ``core_teil/typing.py``
+   equations of ``core_teil/semantics/eval.py`` and the rules of ``core_teil/lang/typing.py``
    over Z3 terms -- and every obligation is decided under a solver with
    ``random_seed`` 42 and a resource limit.  An :class:`Obligation` keeps its
    parts apart: the *hypotheses* (the context: parameters, the rules'
@@ -52,7 +52,7 @@ A :class:`Lemma` is a named statement with its paper counterpart.  It is
    * ``Rule.COROLLARY``: accepted when its premises (at least one) are.
 
 A lemma that uses instances of other lemmas (the sum lemmas, instantiated
-for the uninterpreted ``SUM`` of ``core_teil/symbolic.py``) names them in
+for the uninterpreted ``SUM`` of ``core_teil/semantics/symbolic.py``) names them in
 ``premises``; it is accepted only if they are.  Instances are sound because
 ``SUM`` means ``SUMrec`` (``proofs/sums.py``), for which the lemmas are proved:
 a model with ``SUM := SUMrec`` satisfies every instance, whatever the other
@@ -74,9 +74,9 @@ from typing import Any, Protocol
 
 import z3
 
-from core_teil import typing as ty
-from core_teil.symbolic import subterms
-from core_teil.syntax import ELEM_OPS, Elem, Expr
+from core_teil.lang import typing as ty
+from core_teil.lang.syntax import ELEM_OPS, Elem, Expr
+from core_teil.semantics.symbolic import subterms
 
 #: Fixed seed and resource limit on every solver (Z3-NOTES.md, "Reproducibility").
 SEED = 42
@@ -87,7 +87,7 @@ SAFETY_TIMEOUT_MS = 60_000
 RANK_BOUND = 6
 #: Induction on statements composes its steps with this lemma (paper Fig. 9 St-Seq).
 ST_SEQ = "St-Seq"
-#: The uninterpreted symbol whose meaning the sum lemmas fix (``core_teil.symbolic.SUM``).
+#: The uninterpreted symbol whose meaning the sum lemmas fix (``core_teil.semantics.symbolic.SUM``).
 SUM_SYMBOL = "SUM"
 
 
@@ -309,7 +309,7 @@ class _Recording(ModelView):
 
 def _ladder(t: z3.ExprRef) -> list[z3.ExprRef]:
     """Canonical values to try for a shown term, smallest first; none for arrays and functions."""
-    from core_teil.symbolic import Value
+    from core_teil.semantics.symbolic import Value
 
     sort = t.sort()
     ctx = t.ctx
@@ -320,7 +320,7 @@ def _ladder(t: z3.ExprRef) -> list[z3.ExprRef]:
     if sort == z3.BoolSort(ctx):
         return [z3.BoolVal(False, ctx), z3.BoolVal(True, ctx)]
     if sort.name() == Value.name() and isinstance(sort, z3.DatatypeSortRef):
-        # constructor 0 is val(real), 1 is undef (core_teil.symbolic), taken in t's context
+        # constructor 0 is val(real), 1 is undef (core_teil.semantics.symbolic), taken in t's context
         return [sort.constructor(1)(), *[sort.constructor(0)(z3.RealVal(v, ctx)) for v in (0, 1, -1, 2, "1/2", 3)]]
     if isinstance(sort, z3.FPSortRef):
         return [z3.FPVal(v, None, sort, ctx) for v in (0.0, 1.0, -1.0, 2.0, float("inf"), float("-inf"))] + [

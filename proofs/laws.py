@@ -21,9 +21,9 @@ from typing import Any
 
 import z3
 
-from core_teil import eval as ev
-from core_teil.symbolic import val
-from core_teil.syntax import Contr, Diag, Elem, Expa, Expr, Prod, Proj, Red, Transp, Var
+from core_teil.lang.syntax import Contr, Diag, Elem, Expa, Expr, Prod, Proj, Red, Transp, Var
+from core_teil.semantics import eval as ev
+from core_teil.semantics.symbolic import val
 
 from . import sums
 from .kernel import RANK_BOUND, Lemma, Obligation, Rule, calculation
@@ -65,13 +65,13 @@ class Use:
         return z3.ForAll(list(self.binders), f) if self.binders else f
 
     def premise(self) -> z3.BoolRef:
-        from core_teil.symbolic import SUM
+        from core_teil.semantics.symbolic import SUM
 
         law, args = self.law, self.args
         return self._close(z3.And(*law.requires(*args), self.n >= law.lo(*args), law.premise(SUM, *args, self.n)))
 
     def conclusion(self) -> z3.BoolRef:
-        from core_teil.symbolic import SUM
+        from core_teil.semantics.symbolic import SUM
 
         return self._close(self.law.conclusion(SUM, *self.args, self.n))
 
@@ -234,7 +234,7 @@ def reassociate() -> Iterator[LawSchema]:
 def _reassociation_proof(inst: Instance, mu: dict, k: tuple) -> list[Calc]:
     """Σ_q (Σ_p A_ip B_pq) C_qj  =  Σ_q Σ_p (A_ip B_pq) C_qj  =  Σ_p Σ_q (A_ip B_pq) C_qj
     =  Σ_p A_ip Σ_q B_pq C_qj."""
-    from core_teil import symbolic as sym
+    from core_teil.semantics import symbolic as sym
 
     A, B, C = mu["X"], mu["Y"], mu["Z"]
     i, j = k

@@ -4,7 +4,7 @@ A :class:`Mutant` is a set of patches that :func:`applied` swaps in and always
 restores.  A patch is either
 
 * an entry replaced by a copy of the original in which one line is wrong --
-  ``core_teil.eval.EQUATIONS[...]``, ``core_teil.typing._RULES[...]``,
+  ``core_teil.semantics.eval.EQUATIONS[...]``, ``core_teil.lang.typing._RULES[...]``,
   ``eval.st_stmt``, ``eval.eval_prog``, ``typing.ok_stmt``, ``symbolic.arith``,
   ``symbolic.REAL_OPS[...]`` (``line`` shows the wrong line); or
 * an :class:`Edit`: one line of a function's *source* replaced, compiled, and
@@ -33,15 +33,16 @@ from typing import Any
 
 import z3
 
-from core_teil import eval as ev
-from core_teil import obligations as obl
-from core_teil import shapes, simulation
-from core_teil import symbolic as sym
-from core_teil import typing as ty
-from core_teil.eval import Sem, denote
-from core_teil.sequences import Seq
-from core_teil.syntax import Contr, Diag, Elem, Expa, Prod, Proj, Red, RedAt, Stmt, Transp
-from core_teil.typing import Checker, Derivation, StmtDerivation, insert, swap
+from core_teil.lang import shapes
+from core_teil.lang import typing as ty
+from core_teil.lang.syntax import Contr, Diag, Elem, Expa, Prod, Proj, Red, RedAt, Stmt, Transp
+from core_teil.lang.typing import Checker, Derivation, StmtDerivation, insert, swap
+from core_teil.proving import obligations as obl
+from core_teil.proving import simulation
+from core_teil.semantics import eval as ev
+from core_teil.semantics import symbolic as sym
+from core_teil.semantics.eval import Sem, denote
+from core_teil.semantics.sequences import Seq
 
 from . import engines, kernel, laws, padding, prover, ranks, run, safety, schema, sums
 

@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 import z3
 
-from core_teil import eval as ev
 from core_teil.errors import TeilError
-from core_teil.symbolic import Z3Interpretation, initial_memory, memory_sort, val
-from core_teil.syntax import Alloc, Expa, Expr, Prod, Program, Red, Stmt
+from core_teil.lang.syntax import Alloc, Expa, Expr, Prod, Program, Red, Stmt
+from core_teil.semantics import eval as ev
+from core_teil.semantics.symbolic import Z3Interpretation, initial_memory, memory_sort, val
 
 from . import sums
 from .kernel import Expect, Lemma, Obligation, Rule

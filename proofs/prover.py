@@ -1,7 +1,7 @@
 """What ``core-teil prove`` rests on, checked: its lemmas, its translations, and wrong semantics it must refuse.
 
-The per-program obligations of :mod:`core_teil.obligations` (and
-:mod:`core_teil.simulation`) are not the meta-theory's: they use padded
+The per-program obligations of :mod:`core_teil.proving.obligations` (and
+:mod:`core_teil.proving.simulation`) are not the meta-theory's: they use padded
 extents ``⌈d⌉ = M·q`` defined by hypotheses, abstract sums related by the
 padded-sum lemma, shape conditions translated by ``shapes.py``, and Z3's
 arithmetic in place of numpy's.  Each of those is a lemma here:
@@ -25,7 +25,7 @@ arithmetic in place of numpy's.  Each of those is a lemma here:
   the sum lemmas, for ``SUMrec``.
 
 And, as expected refutations, wrong semantics under which ``core-teil prove``
-(:func:`core_teil.prove.prove`, the public entry point) must *not* certify a
+(:func:`core_teil.proving.prove.prove`, the public entry point) must *not* certify a
 small program -- so an obligation that checks too little, or assumes too
 much, is caught where it is made:
 
@@ -52,14 +52,14 @@ from fractions import Fraction
 import numpy as np
 import z3
 
-from core_teil import eval as ev
-from core_teil.obligations import PaddedExtents
-from core_teil.parser import parse
-from core_teil.shapes import ShapeSolver, round_up
-from core_teil.simulation import padsum_conclusion, padsum_premise
-from core_teil.symbolic import UNDEF, SumNode, Z3Interpretation, val, z3_round_up
-from core_teil.syntax import ELEM_OPS
-from core_teil.typing import check_program
+from core_teil.lang.parser import parse
+from core_teil.lang.shapes import ShapeSolver, round_up
+from core_teil.lang.syntax import ELEM_OPS
+from core_teil.lang.typing import check_program
+from core_teil.proving.obligations import PaddedExtents
+from core_teil.proving.simulation import padsum_conclusion, padsum_premise
+from core_teil.semantics import eval as ev
+from core_teil.semantics.symbolic import UNDEF, SumNode, Z3Interpretation, val, z3_round_up
 
 from . import sums
 from .kernel import Expect, Lemma, Obligation
@@ -240,7 +240,7 @@ def canonical_obligations() -> Iterator[Obligation]:
     once the earlier ones are pinned -- one obligation per ladder value skipped (it must not be
     allowed).  Z3's own model here differs from the canonical one in every scalar, so a pinning
     that stops early (or skips a term) leaves a value that an obligation shows was not the first."""
-    from core_teil.symbolic import Value
+    from core_teil.semantics.symbolic import Value
 
     from . import kernel
 
@@ -321,7 +321,7 @@ REFUSALS: tuple[Refusal, ...] = (
 def refusal_obligations(r: Refusal) -> Iterator[Obligation]:
     """Run ``core-teil prove`` under the wrong semantics; one ground obligation per obligation of
     the kind that it did *not* certify (an expected refutation: one is enough)."""
-    from core_teil.prove import prove
+    from core_teil.proving.prove import prove
 
     from .mutants import VARIANTS, applied
 

@@ -4,7 +4,7 @@
 ``sem_eval_well_defined_*``) on holes of every rank up to ``RANK_BOUND``.
 Here the same steps are proved once for all ranks, as the Coq development
 does: a hole ``X`` has the shape ``T = (T[0], ..., T[L-1])`` with ``L`` a Z3
-integer (:class:`core_teil.sequences.Seq`), transp's position ``i``, expa's
+integer (:class:`core_teil.semantics.sequences.Seq`), transp's position ``i``, expa's
 ``d`` and proj's ``m`` are symbolic too.  Nothing is restated: typing.py's rule
 computes the node's type (recording its premises, such as ``L >= 1`` for red
 or ``1 <= i <= L-1`` for transp), and eval.py's equation runs on a
@@ -30,13 +30,13 @@ from typing import Any
 
 import z3
 
-from core_teil import eval as ev
-from core_teil import symbolic as sym
-from core_teil import typing as ty
 from core_teil.errors import TeilError
-from core_teil.sequences import RankUndecided, Seq, as_seq
-from core_teil.shapes import Decision, Verdict
-from core_teil.syntax import ELEM_OPS, Contr, Diag, Elem, Expa, Expr, Prod, Program, Proj, Red, Stmt, Transp, Var
+from core_teil.lang import typing as ty
+from core_teil.lang.shapes import Decision, Verdict
+from core_teil.lang.syntax import ELEM_OPS, Contr, Diag, Elem, Expa, Expr, Prod, Program, Proj, Red, Stmt, Transp, Var
+from core_teil.semantics import eval as ev
+from core_teil.semantics import symbolic as sym
+from core_teil.semantics.sequences import RankUndecided, Seq, as_seq
 
 from .kernel import EVERY_RANK, Lemma, Obligation, case_of
 from .padding import M

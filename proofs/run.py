@@ -329,7 +329,7 @@ def report(run: Run, seconds: float, out: list[str]) -> tuple[bool, str]:
         # Not a skip: the check this run was asked for could not be made.
         corpus_ok = False
         w(f"Corpus NOT CHECKED: {corpus.MANIFEST} not found (regenerate it with "
-          "`python -m core_teil.prove_export`, or run from a source tree or a complete install)")
+          "`python -m core_teil.proving.prove_export`, or run from a source tree or a complete install)")
     elif run.rechecks:
         z3_ok = sum(r.z3 == r.expect for r in run.rechecks)
         line = f"Corpus proofs/obligations/: {len(run.rechecks)} scripts, Z3 agrees with the manifest on {z3_ok}"

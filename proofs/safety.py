@@ -23,11 +23,10 @@ from typing import Any
 
 import z3
 
-from core_teil import eval as ev
-from core_teil import typing as ty
 from core_teil.errors import TeilTypeError
-from core_teil.shapes import ShapeSolver
-from core_teil.syntax import (
+from core_teil.lang import typing as ty
+from core_teil.lang.shapes import ShapeSolver
+from core_teil.lang.syntax import (
     ELEM_OPS,
     Alloc,
     Contr,
@@ -43,6 +42,7 @@ from core_teil.syntax import (
     Transp,
     Var,
 )
+from core_teil.semantics import eval as ev
 
 from .kernel import RANK_BOUND, Lemma, Obligation, Rule, case_of
 from .schema import (

@@ -10,7 +10,7 @@ such as ``red X`` with the checker's own rules (``typing._RULES``) in a
 typing judgement.  A rule that forgets a premise therefore forgets a
 hypothesis, and the lemmas built on it fail.
 
-:class:`ProofInterpretation` is ``core_teil.symbolic.Z3Interpretation`` with
+:class:`ProofInterpretation` is ``core_teil.semantics.symbolic.Z3Interpretation`` with
 two additions that do not touch the equations: writes are recorded (for
 St-Stmt's premises), and under padding with a *symbolic* vector length ``M``
 the rounding ``⌈n⌉`` is an uninterpreted ``CEIL(M, n)`` whose only property,
@@ -27,12 +27,12 @@ from typing import Any
 
 import z3
 
-from core_teil import eval as ev
-from core_teil import typing as ty
 from core_teil.errors import TeilTypeError
-from core_teil.shapes import Decision, ShapeSolver, Verdict
-from core_teil.symbolic import UNDEF, ZERO, SumNode, Value, Z3Interpretation, arith, initial_memory
-from core_teil.syntax import Alloc, Dim, Expr, Param, Program, Shape, Stmt
+from core_teil.lang import typing as ty
+from core_teil.lang.shapes import Decision, ShapeSolver, Verdict
+from core_teil.lang.syntax import Alloc, Dim, Expr, Param, Program, Shape, Stmt
+from core_teil.semantics import eval as ev
+from core_teil.semantics.symbolic import UNDEF, ZERO, SumNode, Value, Z3Interpretation, arith, initial_memory
 
 from .kernel import RANK_BOUND, case_of
 
@@ -139,7 +139,7 @@ def instantiate(expr: Expr, holes: dict[str, Shape], extra: Sequence[str] = (),
 
 def repr_expr(e: Expr, holes: dict[str, Shape] | None = None) -> str:
     try:
-        from core_teil.printer import format_expr
+        from core_teil.lang.printer import format_expr
 
         text = format_expr(e)
     except Exception:  # the printer is another helper's; a label must never fail a proof

@@ -1,6 +1,6 @@
 """Sum lemmas, proved by induction on the bound, and their instances.
 
-``core_teil/symbolic.py`` writes ``Σ_{m=1..n} h(m)`` as ``SUM(λm. h(m), n)``
+``core_teil/semantics/symbolic.py`` writes ``Σ_{m=1..n} h(m)`` as ``SUM(λm. h(m), n)``
 with ``SUM`` uninterpreted.  Its meaning is :data:`SUMREC`, the recursive
 definition ``SUMrec(h, n) = 0 if n <= 0 else SUMrec(h, n-1) + h[n]`` with the
 ``+`` of report Definition 4 (``symbolic.arith``), i.e. exactly
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import z3
 
-from core_teil.symbolic import UNDEF, ZERO, SumNode, Value, arith, subterms, val
+from core_teil.semantics.symbolic import UNDEF, ZERO, SumNode, Value, arith, subterms, val
 
 from .kernel import Lemma, Obligation, Rule, sum_induction
 
@@ -274,6 +274,6 @@ def _facts(nodes: Sequence[SumNode], kinds: Sequence[str], scalars: Sequence[z3.
 
 
 def _uninterpreted(h: z3.ExprRef, n: z3.ArithRef) -> z3.ExprRef:
-    from core_teil.symbolic import SUM
+    from core_teil.semantics.symbolic import SUM
 
     return SUM(h, n)

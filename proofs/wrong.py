@@ -26,7 +26,7 @@ rule no longer makes the kernel accept it.
 Besides lemmas, two other deciders are tested the same way: the verdict of
 ``make verify`` itself (:func:`proofs.run.report` on runs that must not end
 ``verified:``: a worker error, a wrong proof left undecided, a surviving
-mutant, ...) and the side conditions of ``core_teil.shapes`` (a condition Z3
+mutant, ...) and the side conditions of ``core_teil.lang.shapes`` (a condition Z3
 cannot decide is not a condition that holds).
 """
 
@@ -39,9 +39,9 @@ from dataclasses import dataclass, field, replace
 
 import z3
 
-from core_teil import typing as ty
-from core_teil.symbolic import SUM, UNDEF, ZERO, Value
-from core_teil.syntax import ELEM_OPS, Elem, Expa, Red, Var
+from core_teil.lang import typing as ty
+from core_teil.lang.syntax import ELEM_OPS, Elem, Expa, Red, Var
+from core_teil.semantics.symbolic import SUM, UNDEF, ZERO, Value
 
 from . import sums
 from .kernel import (
@@ -335,7 +335,7 @@ def _use_below_range() -> list[Lemma]:
     name = "Σ_{1..0} h2 = • · Σ_{1..0} h1"
 
     def build() -> list[Obligation]:
-        from core_teil.symbolic import arith
+        from core_teil.semantics.symbolic import arith
 
         obs, _ = calculation(name, (c == UNDEF,), SUM(h2, zero),
                              [(arith("mul", c, SUM(h1, zero)), (Use(sums.SCALAR_LEFT, (h1, h2, c), zero),))])
@@ -367,8 +367,8 @@ UNDECIDED_SIDE = "\n".join([
 
 def _side_undecided() -> str:
     from core_teil.errors import TeilError
-    from core_teil.parser import parse
-    from core_teil.typing import check_program
+    from core_teil.lang.parser import parse
+    from core_teil.lang.typing import check_program
 
     try:
         check_program(parse(UNDECIDED_SIDE))

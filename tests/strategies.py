@@ -20,8 +20,8 @@ from functools import cache
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from core_teil.parser import KEYWORDS
-from core_teil.syntax import (
+from core_teil.lang.parser import KEYWORDS
+from core_teil.lang.syntax import (
     ELEM_OPS,
     Alloc,
     Assume,

@@ -26,7 +26,7 @@ def test_api_round_trip() -> None:
 
 
 def test_prove_report_fields_and_no_shadowing() -> None:
-    import core_teil.prove  # noqa: F401 - importing the submodule must not replace ct.prove
+    import core_teil.proving.prove  # noqa: F401 - importing the submodule must not replace ct.prove
 
     report = ct.prove(ct.load(str(MATMUL)))
     assert callable(ct.prove)

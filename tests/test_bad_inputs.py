@@ -22,11 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import core_teil as ct
-from core_teil import eval as ev
-from core_teil import native, planner
 from core_teil.cli import main
-from core_teil.derive import tex_escape, tex_math
 from core_teil.errors import TeilError, TeilInputError, TeilResourceError
+from core_teil.native import engine as native
+from core_teil.native import planner
+from core_teil.semantics import eval as ev
+from core_teil.teach.derive import tex_escape, tex_math
 from tests.wellformed import well_typed_programs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,7 +97,7 @@ def test_tables_are_only_for_what_an_equation_may_ask_twice() -> None:
     # arguments can be asked for at one k again (variables are reads, not tables)
     text = ("param n\ninput alloc A : [n]\ninput alloc s : []\noutput alloc B : [n, n]\n"
             "B = mul (red (expa n s)) (prod (add A A) A)\n")
-    from core_teil.typing import check_program
+    from core_teil.lang.typing import check_program
 
     t = check_program(ct.parse(text), {"n": 3})
     shared = ev.shared_subexpressions(t)
@@ -110,7 +111,7 @@ def test_tables_are_only_for_what_an_equation_may_ask_twice() -> None:
 def test_a_request_outside_a_table_is_still_a_semantics_bug(monkeypatch) -> None:
     # Lemma 4.3's bounds check survives the tables: a wrong equation that reads expa's
     # argument one position too far is caught at the table, as a read of the store would be
-    from core_teil.syntax import Expa
+    from core_teil.lang.syntax import Expa
 
     def expa_off_by_one(e, k, sem):  # reads [[e]](k' + 1)
         return ev.denote(e.arg, tuple(kj + 1 for kj in k[1:]), sem)
@@ -124,7 +125,7 @@ def test_a_request_outside_a_table_is_still_a_semantics_bug(monkeypatch) -> None
 def test_a_request_before_a_domain_is_a_semantics_bug(monkeypatch) -> None:
     # numpy reads index -1 as the last element: a wrong equation that reads one position too
     # early would get a value, silently, if the check looked only past the end
-    from core_teil.syntax import Expa
+    from core_teil.lang.syntax import Expa
 
     def expa_one_early(e, k, sem):  # reads [[e]](k' - 1)
         return ev.denote(e.arg, tuple(kj - 1 for kj in k[1:]), sem)
@@ -244,7 +245,7 @@ def test_a_tiny_timeout_is_a_tiny_limit_not_none(capsys) -> None:
     # --timeout 1e-9 made rlimit 0, which Z3 reads as no limit at all
     import json
 
-    from core_teil.prove import Z3_UINT_MAX, rlimit_for
+    from core_teil.proving.prove import Z3_UINT_MAX, rlimit_for
 
     code, out, _ = run(capsys, "prove", str(MATMUL), "--timeout", "1e-9", "--json")
     assert code == 3  # every obligation unknown: the limit was honoured
@@ -295,7 +296,7 @@ def test_many_parameters_without_assumptions_are_not_unknown(tmp_path) -> None:
 
 def test_relevant_hypotheses_decide_as_all_of_them() -> None:
     """Leaving out the parameters a question does not mention changes no decision."""
-    from core_teil.shapes import ShapeSolver, Verdict
+    from core_teil.lang.shapes import ShapeSolver, Verdict
 
     prog = ct.parse("param a, b, c, d\nassume a + 1 <= b\nalloc X : [a, c]\n")
     s = ShapeSolver(prog)
@@ -314,7 +315,7 @@ def test_relevant_hypotheses_decide_as_all_of_them() -> None:
 
 
 def test_a_source_file_is_read_up_to_a_cap_and_named(tmp_path) -> None:
-    from core_teil.parser import MAX_SOURCE_BYTES
+    from core_teil.lang.parser import MAX_SOURCE_BYTES
 
     # /dev/zero ran 38 s, then "out of memory; try smaller shapes" without the file's name
     if Path("/dev/zero").exists():
@@ -329,7 +330,7 @@ def test_a_source_file_is_read_up_to_a_cap_and_named(tmp_path) -> None:
 
 
 def test_a_file_of_exactly_the_cap_is_read(tmp_path) -> None:
-    from core_teil.parser import MAX_SOURCE_BYTES
+    from core_teil.lang.parser import MAX_SOURCE_BYTES
 
     text = MATMUL.read_bytes()
     full = tmp_path / "full.teil"  # the program, then one comment line up to the last byte allowed
@@ -519,7 +520,7 @@ def test_an_allocation_too_large_names_the_initial_memory(capsys, tmp_path) -> N
 
 def test_allocations_that_fit_one_by_one_but_not_together_are_refused(monkeypatch) -> None:
     # μ_allocs holds every allocation at once: their sum is what must fit
-    from core_teil import inputs
+    from core_teil.semantics import inputs
 
     monkeypatch.setattr(inputs, "memory_budget", lambda: 1000)  # bytes; each allocation needs 800
     p = ct.parse("input alloc A : [100]\noutput alloc B : [100]\nB = add A A\n")
@@ -577,7 +578,7 @@ def test_the_overflow_guard_is_what_decides(monkeypatch) -> None:
 
 
 def test_the_guard_reads_only_what_a_plan_reorders() -> None:
-    from core_teil.typing import check_program
+    from core_teil.lang.typing import check_program
 
     def poly(text: str) -> planner.Poly:
         return planner.plan(check_program(ct.parse(text), {})).stmts[0].nf.poly

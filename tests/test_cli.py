@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core_teil import shapes
 from core_teil.cli import main
+from core_teil.lang import shapes
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -48,8 +48,8 @@ from pathlib import Path
 import pytest
 
 from core_teil.errors import TeilError, TeilSyntaxError
-from core_teil.parser import parse
-from core_teil.typing import check_program
+from core_teil.lang.parser import parse
+from core_teil.lang.typing import check_program
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

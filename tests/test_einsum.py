@@ -226,7 +226,7 @@ def test_einsum_dtype_policy_and_engine() -> None:
 
 
 def test_kernel_is_cached() -> None:
-    from core_teil import frontends_einsum
+    from core_teil.frontends import einsum as frontends_einsum
 
     x = np.ones((3, 3))
     ct.einsum("ij,jk->ik", x, x)

@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 
 import core_teil as ct
-from core_teil import equiv_nf, equiv_search
 from core_teil.cli import main
-from core_teil.equiv import Status
 from core_teil.errors import TeilInputError, TeilTypeError
-from core_teil.typing import check_program
+from core_teil.lang.typing import check_program
+from core_teil.proving import equiv_nf, equiv_search
+from core_teil.proving.equiv import Status
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIRS = ROOT / "examples" / "equiv"
@@ -378,7 +378,7 @@ def test_the_exact_evaluator_agrees_with_the_reference_engine() -> None:
 def test_padding_is_proved_only_if_both_programs_pad_safely(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    prove_mod = sys.modules["core_teil.prove"]  # ct.prove, the function, shadows the submodule's name
+    prove_mod = sys.modules["core_teil.proving.prove"]  # ct.prove, the function, shadows the submodule's name
     real = prove_mod.prove
 
     def failing(program, params=None, pad=None, **kw):  # type: ignore[no-untyped-def]
@@ -414,9 +414,9 @@ def test_too_large_normal_forms_are_unknown_not_equivalent(monkeypatch: pytest.M
 def test_ct_equiv_is_the_function_even_after_importing_the_submodule() -> None:
     import sys
 
-    import core_teil.equiv  # noqa: F401
+    import core_teil.proving.equiv  # noqa: F401
 
-    assert ct.equiv is sys.modules["core_teil.equiv"].equiv and callable(ct.equiv)
+    assert ct.equiv is sys.modules["core_teil.proving.equiv"].equiv and callable(ct.equiv)
 
 
 def test_the_search_starts_where_the_assumptions_allow() -> None:

@@ -2,7 +2,7 @@
 
 Every evaluation equation of SPEC.md section 4 (paper 000, Fig. 6 for full
 TeIL and section 4.1 for Core-TeIL; report 001, Fig. 12 for ``sub`` and
-``div``) is run through :func:`core_teil.eval.evaluate` and compared with an
+``div``) is run through :func:`core_teil.semantics.eval.evaluate` and compared with an
 independent numpy computation written from the equation.  Then: the
 undefined value (report 001, Definitions 4 and 8), St-Stmt's reading of the
 pre-state (paper 000, Fig. 9), scalars and extents of 1, padding (report
@@ -10,7 +10,7 @@ pre-state (paper 000, Fig. 9), scalars and extents of 1, padding (report
 well-typed programs (``tests/wellformed.py``), and two seeded bugs that the
 random tester must find (racket/redex style).
 
-Programs are built directly from the AST of ``core_teil.syntax``, so these
+Programs are built directly from the AST of ``core_teil.lang.syntax``, so these
 tests do not depend on the parser.
 """
 
@@ -25,10 +25,8 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis.errors import NoSuchExample
 
-from core_teil import eval as ev
-from core_teil.eval import evaluate
-from core_teil.lowering import lower
-from core_teil.syntax import (
+from core_teil.lang.lowering import lower
+from core_teil.lang.syntax import (
     Alloc,
     Assume,
     Cond,
@@ -59,7 +57,9 @@ from core_teil.syntax import (
     Var,
     walk,
 )
-from core_teil.typing import check_program
+from core_teil.lang.typing import check_program
+from core_teil.semantics import eval as ev
+from core_teil.semantics.eval import evaluate
 from tests.wellformed import Case, numpy_run, well_typed_programs
 
 NAN = np.nan
@@ -571,7 +571,7 @@ def test_padding_theorem_needs_finite_values() -> None:
     therefore holds for finite values (and •) only; the engine must not hand
     back the NaN silently but say that padding and the unpadded semantics
     disagree here.  Overflow into inf inside the program is the same case."""
-    from core_teil.eval import PaddingUnsound
+    from core_teil.semantics.eval import PaddingUnsound
 
     p = make([("y", (), "input"), ("x", (3,), "input"), ("s", (), "output")],
              [("s", Red(Elem("mul", Var("y"), Var("x"))))])
@@ -595,7 +595,7 @@ def test_padding_check_tells_rounding_from_inf_times_zero() -> None:
     the last bits; that must not be reported as a padding error (a reviewer's random program
     with one • output was refused for 37.46597750504602 against ...601).  Where either run is
     not finite, they must agree exactly."""
-    from core_teil.eval import PaddingUnsound, padding_agrees
+    from core_teil.semantics.eval import PaddingUnsound, padding_agrees
 
     padded = {"O": np.array([1.0000000000000002, np.nan, -np.inf]), "s": np.array(np.nan)}
     padding_agrees(padded, lambda: {"O": np.array([1.0, np.nan, -np.inf]), "s": np.array(np.nan)}, 4)

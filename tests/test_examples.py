@@ -24,12 +24,12 @@ import numpy as np
 import pytest
 
 from core_teil.errors import TeilTypeError
-from core_teil.eval import evaluate
-from core_teil.lowering import lower
-from core_teil.parser import load, parse
-from core_teil.printer import format_program
-from core_teil.syntax import Alloc, Program, Var, walk
-from core_teil.typing import check_program
+from core_teil.lang.lowering import lower
+from core_teil.lang.parser import load, parse
+from core_teil.lang.printer import format_program
+from core_teil.lang.syntax import Alloc, Program, Var, walk
+from core_teil.lang.typing import check_program
+from core_teil.semantics.eval import evaluate
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 FILES = sorted(EXAMPLES.glob("*.teil"))

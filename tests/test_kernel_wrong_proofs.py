@@ -116,7 +116,7 @@ def test_the_verdict_of_a_run_is_tested_like_the_kernel() -> None:
 def test_forced_values_are_pinned_in_a_counterexample() -> None:
     # no ladder value allowed: the model's own value is pinned (push used to discard the model,
     # and the counterexample came out "not canonicalised")
-    from core_teil.symbolic import Value
+    from core_teil.semantics.symbolic import Value
 
     v = z3.Const("v", Value)
     ob = Obligation("v > 5", (), z3.And(Value.is_val(v), Value.real(v) > 5), explain=lambda m: f"v = {m.eval(v)}")
@@ -149,7 +149,7 @@ def test_the_goal_may_be_empty_but_the_context_may_not() -> None:
 
 
 def test_uses_join_the_vacuity_check_only_when_the_hypotheses_mention_sum() -> None:
-    from core_teil.symbolic import SUM, ZERO
+    from core_teil.semantics.symbolic import SUM, ZERO
     from proofs import sums
 
     h, n = z3.Const("h", sums.VArr), z3.Int("n")

@@ -2,8 +2,8 @@
 
 The differential tests draw random well-typed programs over every operator
 (``tests/wellformed.py``), with self-assignments, zeros in divisors and
-allocations that read as •, and require ``core_teil.native`` to agree with
-``core_teil.eval.evaluate`` unpadded and padded: same NaN positions, values
+allocations that read as •, and require ``core_teil.native.engine`` to agree with
+``core_teil.semantics.eval.evaluate`` unpadded and padded: same NaN positions, values
 equal up to reassociation rounding.  Hand-written cases add rank 5, extents
 of 1 and 4, rank-0 results and the St-Stmt and division corner cases.
 """
@@ -20,11 +20,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import core_teil as ct
-from core_teil import native, planner
 from core_teil.errors import TeilError, TeilInputError, TeilUnknown
-from core_teil.eval import evaluate
-from core_teil.plan_check import PlanRejected, check_plan
-from core_teil.typing import check_program
+from core_teil.lang.typing import check_program
+from core_teil.native import engine as native
+from core_teil.native import planner
+from core_teil.native.plan_check import PlanRejected, check_plan
+from core_teil.semantics.eval import evaluate
 from tests.wellformed import well_typed_programs
 
 DIFF = settings(derandomize=True, max_examples=120, deadline=None,
@@ -236,7 +237,7 @@ def test_aligned_empty_is_an_aligned_c_contiguous_array(shape, align):
 
 
 def test_aligned_empty_refuses_what_it_cannot_make():
-    from core_teil import _native
+    from core_teil.native import _native
 
     for shape, align in (((3,), 48), ((3,), 4), ((-1, 2), 64), ((1,) * 33, 64)):
         with pytest.raises(ValueError, match="aligned_empty"):
@@ -352,7 +353,7 @@ def test_repeated_calls_are_checked_like_the_first():
 
 
 def test_the_repeated_call_gate_says_no_to_anything_but_the_same_arrays():
-    from core_teil import _native
+    from core_teil.native import _native
 
     a = np.zeros((2, 3))
     shapes = ((2, 3), (4,))
@@ -470,7 +471,7 @@ class _Report:
 
 
 def test_refusal_names_the_refuted_obligation(monkeypatch):
-    prove_mod = importlib.import_module("core_teil.prove")  # the module; ct.prove is the function
+    prove_mod = importlib.import_module("core_teil.proving.prove")  # the module; ct.prove is the function
 
     p = ct.parse("alloc A : [2]\nA = add A A\n")
     monkeypatch.setattr(prove_mod, "prove", lambda *a, **k: _Report(
@@ -485,7 +486,7 @@ def test_refusal_names_the_refuted_obligation(monkeypatch):
 
 
 def test_proofs_are_cached_by_program_hash(monkeypatch):
-    prove_mod = importlib.import_module("core_teil.prove")  # the module; ct.prove is the function
+    prove_mod = importlib.import_module("core_teil.proving.prove")  # the module; ct.prove is the function
 
     calls = []
     real = prove_mod.prove

@@ -1,6 +1,6 @@
 """``proofs/obligations/``: the exported obligations of ``examples/``, kept up to date.
 
-The corpus is what ``python -m core_teil.prove_export`` writes; ``make
+The corpus is what ``python -m core_teil.proving.prove_export`` writes; ``make
 verify`` re-checks it with Z3 and cvc5.  Here: it is exactly what the current
 code generates, its manifest is complete and well formed, and a plain Z3
 (and, for a sample, cvc5) answers every script as the manifest expects.
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from core_teil.prove_export import differences, export
-from core_teil.smtlib import check_cvc5, recheck_with_z3
+from core_teil.proving.prove_export import differences, export
+from core_teil.proving.smtlib import check_cvc5, recheck_with_z3
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "proofs" / "obligations"
@@ -24,7 +24,7 @@ MANIFEST = json.loads((CORPUS / "MANIFEST.json").read_text()) if (CORPUS / "MANI
 def test_corpus_is_up_to_date(tmp_path: Path) -> None:
     export(ROOT / "examples", tmp_path / "obligations")
     diff = differences(tmp_path / "obligations", CORPUS)
-    assert not diff, f"run `python -m core_teil.prove_export`: {diff[:5]}"
+    assert not diff, f"run `python -m core_teil.proving.prove_export`: {diff[:5]}"
 
 
 def test_manifest_lists_every_script() -> None:

@@ -1,4 +1,4 @@
-"""Tests of core_teil.parser against SPEC.md section 2 (paper 000, Figs. 5 and 12)."""
+"""Tests of core_teil.lang.parser against SPEC.md section 2 (paper 000, Figs. 5 and 12)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core_teil.errors import Span, TeilError, TeilInputError, TeilSyntaxError
-from core_teil.parser import KEYWORDS, MAX_DEPTH, load, parse
-from core_teil.printer import format_program
-from core_teil.syntax import (
+from core_teil.lang.parser import KEYWORDS, MAX_DEPTH, load, parse
+from core_teil.lang.printer import format_program
+from core_teil.lang.syntax import (
     Alloc,
     Assume,
     Cond,

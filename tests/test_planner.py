@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import core_teil as ct
-from core_teil import planner
-from core_teil.planner import Leaf, Temp, contraction_order, normal_forms, plan, policy
-from core_teil.typing import check_program
+from core_teil.lang.typing import check_program
+from core_teil.native import planner
+from core_teil.native.planner import Leaf, Temp, contraction_order, normal_forms, plan, policy
 
 
 def typed(text_or_path: str, params: dict | None = None):
@@ -133,7 +133,7 @@ def test_expa_guard_under_padding_is_a_select_not_a_product():
     t = typed("input alloc A : [3]\noutput alloc B : [3, 3]\nB = expa 3 A\n")
     p = plan(t, pad=4)
     assert any(s.kind == "sel" for s in p.stmts[0].lowering.steps)
-    from core_teil import native
+    from core_teil.native import engine as native
 
     out = native.compile(t.program, {}, 4)(A=np.array([1.0, np.nan, 2.0]))
     np.testing.assert_array_equal(np.isnan(out["B"]), np.isnan(np.broadcast_to([1.0, np.nan, 2.0], (3, 3))))

@@ -1,13 +1,13 @@
-"""Tests of core_teil.printer: the canonical form of SPEC.md section 2 and its round trip."""
+"""Tests of core_teil.lang.printer: the canonical form of SPEC.md section 2 and its round trip."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given
 
-from core_teil.parser import MAX_DEPTH, parse
-from core_teil.printer import format_cond, format_expr, format_lin, format_program, format_shape
-from core_teil.syntax import (
+from core_teil.lang.parser import MAX_DEPTH, parse
+from core_teil.lang.printer import format_cond, format_expr, format_lin, format_program, format_shape
+from core_teil.lang.syntax import (
     Alloc,
     Assume,
     Cond,

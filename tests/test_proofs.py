@@ -16,11 +16,11 @@ import z3
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core_teil import eval as ev
-from core_teil import typing as ty
 from core_teil.errors import TeilTypeError
-from core_teil.shapes import ShapeSolver
-from core_teil.syntax import ELEM_OPS, Alloc, Contr, Diag, Elem, Expa, Expr, Prod, Program, Proj, Red, Transp, Var
+from core_teil.lang import typing as ty
+from core_teil.lang.shapes import ShapeSolver
+from core_teil.lang.syntax import ELEM_OPS, Alloc, Contr, Diag, Elem, Expa, Expr, Prod, Program, Proj, Red, Transp, Var
+from core_teil.semantics import eval as ev
 from proofs import kernel, mutants, registry, safety, sums
 from proofs.kernel import Book, Expect, Lemma, Obligation, Rule, Status, check_lemma
 from proofs.run import main

@@ -22,18 +22,20 @@ import pytest
 import z3
 
 import core_teil as ct
-from core_teil import eval as ev
-from core_teil import lowering, replay, simulation, symbolic
 from core_teil.cli import main
 from core_teil.errors import TeilInputError
-from core_teil.obligations import Case, Obligation
-from core_teil.parser import parse
-from core_teil.prove import discharge, prove
-from core_teil.report import Status
-from core_teil.shapes import ShapeSolver
-from core_teil.smtlib import check_cvc5, recheck_with_z3
-from core_teil.syntax import Diag, Expa, ExpaAt, Prod, Proj, TranspAt
-from core_teil.typing import check_program, remove
+from core_teil.lang import lowering
+from core_teil.lang.parser import parse
+from core_teil.lang.shapes import ShapeSolver
+from core_teil.lang.syntax import Diag, Expa, ExpaAt, Prod, Proj, TranspAt
+from core_teil.lang.typing import check_program, remove
+from core_teil.proving import replay, simulation
+from core_teil.proving.obligations import Case, Obligation
+from core_teil.proving.prove import discharge, prove
+from core_teil.proving.report import Status
+from core_teil.proving.smtlib import check_cvc5, recheck_with_z3
+from core_teil.semantics import eval as ev
+from core_teil.semantics import symbolic
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.teil"))
@@ -450,7 +452,7 @@ def test_cli_exit_codes(argv: list[str], code: int, monkeypatch, capsys) -> None
 
 def test_smt2_dir_holds_exactly_this_runs_scripts(tmp_path):
     """A second export into the same directory must not leave the first run's scripts behind."""
-    from core_teil.parser import load
+    from core_teil.lang.parser import load
 
     program = load(str(ROOT / "examples/matmul.teil"))
     prove(program, pad=3, smt2_dir=tmp_path)
@@ -466,8 +468,8 @@ def test_smt2_dir_holds_exactly_this_runs_scripts(tmp_path):
 
 def test_exported_scripts_are_plain_smt_lib2():
     """No nullary and/or (Z3 prints one as a bare symbol, which cvc5 rejects): scalar padded sums."""
-    from core_teil.parser import load
-    from core_teil.smtlib import NULLARY_CONNECTIVE
+    from core_teil.lang.parser import load
+    from core_teil.proving.smtlib import NULLARY_CONNECTIVE
 
     for name in ("normalize", "report_fig5_trace"):
         for ob in prove(load(str(ROOT / f"examples/{name}.teil")), pad=8, smt2_dir=None, solver="cvc5").obligations:
@@ -482,8 +484,8 @@ def test_export_refuses_a_nullary_connective():
 
     import z3
 
-    from core_teil.eval import SemanticsBug
-    from core_teil.smtlib import script
+    from core_teil.proving.smtlib import script
+    from core_teil.semantics.eval import SemanticsBug
 
     ob = types.SimpleNamespace(assertions=lambda: [z3.Or(z3.And(), z3.Bool("p"))], label="bad")
     with pytest.raises(SemanticsBug, match="nullary and/or"):

@@ -14,10 +14,10 @@ import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core_teil import eval as ev
-from core_teil import typing as ty
-from core_teil.sequences import RankUndecided, Seq
-from core_teil.syntax import Diag, Elem, Expa, Red, Transp
+from core_teil.lang import typing as ty
+from core_teil.lang.syntax import Diag, Elem, Expa, Red, Transp
+from core_teil.semantics import eval as ev
+from core_teil.semantics.sequences import RankUndecided, Seq
 from proofs import engines, ranks
 from proofs.kernel import Status, check_lemma
 

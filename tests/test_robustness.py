@@ -13,11 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core_teil.errors import TeilError
-from core_teil.eval import evaluate
-from core_teil.lowering import lower
-from core_teil.parser import parse
-from core_teil.printer import format_program
-from core_teil.typing import check_program
+from core_teil.lang.lowering import lower
+from core_teil.lang.parser import parse
+from core_teil.lang.printer import format_program
+from core_teil.lang.typing import check_program
+from core_teil.semantics.eval import evaluate
 from tests.strategies import SETTINGS, programs
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.teil"))

@@ -23,16 +23,16 @@ import numpy as np
 import pytest
 
 from core_teil import cli
-from core_teil import eval as ev
-from core_teil.derive import DerivationMismatch, premises, render_latex, render_text
 from core_teil.errors import TeilInputError
-from core_teil.eval import evaluate
-from core_teil.parser import load, parse
-from core_teil.printer import format_expr
-from core_teil.syntax import RedAt
-from core_teil.teaching import derive, trace
-from core_teil.trace import Load, Op, Sigma, format_term, trace_steps
-from core_teil.typing import check_program, insert
+from core_teil.lang.parser import load, parse
+from core_teil.lang.printer import format_expr
+from core_teil.lang.syntax import RedAt
+from core_teil.lang.typing import check_program, insert
+from core_teil.semantics import eval as ev
+from core_teil.semantics.eval import evaluate
+from core_teil.teach.derive import DerivationMismatch, premises, render_latex, render_text
+from core_teil.teach.teaching import derive, trace
+from core_teil.teach.trace import Load, Op, Sigma, format_term, trace_steps
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -320,7 +320,7 @@ def test_values_detects_a_disagreement(monkeypatch):
     def sum_twice(e, k, sem):
         return sem.interp.arith("add", real(e, k, sem), real(e, k, sem))
 
-    import core_teil.trace as tr
+    import core_teil.teach.trace as tr
 
     monkeypatch.setattr(tr, "step_equations", lambda: (
         {**{t: tr._rebind(f) for t, f in ev.EQUATIONS.items()}, RedAt: tr._rebind(sum_twice)},
@@ -371,7 +371,7 @@ def test_trace_cli(capsys, tmp_path):
 
 
 def test_deep_trace_terminates_with_a_resource_error(monkeypatch):
-    import core_teil.trace as tr
+    import core_teil.teach.trace as tr
 
     monkeypatch.setattr(tr, "MAX_STEPS", 3)
     typed = check_program(load(EXAMPLES / "matmul_core.teil"), {"l": 2, "m": 3, "n": 4})

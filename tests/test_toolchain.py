@@ -147,7 +147,7 @@ def test_the_default_build_is_portable():
     """-march=native dies with SIGILL on an older CPU; it is an opt-in (CORE_TEIL_NATIVE_ARCH=1)."""
     import os
 
-    from core_teil import _native
+    from core_teil.native import _native
 
     expected = "native-arch" if os.environ.get("CORE_TEIL_NATIVE_ARCH") else "portable"
     assert _native.BUILD.split(",")[0] == expected

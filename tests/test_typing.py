@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from core_teil.errors import TeilInputError, TeilTypeError
-from core_teil.parser import parse
-from core_teil.typing import check_program
+from core_teil.lang.parser import parse
+from core_teil.lang.typing import check_program
 
 CORE_DECLS = """
 alloc s : []
@@ -50,7 +50,7 @@ def rejects(expr: str, rule: str, decls: str = CORE_DECLS, dialect: str = "core"
     ("proj 1 v", (), "T-Proj"),
 ])
 def test_core_rule_accepts(expr: str, shape: tuple, rule: str) -> None:
-    from core_teil.printer import format_shape
+    from core_teil.lang.printer import format_shape
 
     text = f"lang core\n{CORE_DECLS}\nalloc r : {format_shape(shape)}\nr = {expr}\n"
     typed = check_program(parse(text))
@@ -111,7 +111,7 @@ alloc X : [2, 3, 4, 3]
     ("red 2 (diag 2 3 (prod A B))", (2, 5), "T-Red+"),
 ])
 def test_full_rule_accepts(expr: str, shape: tuple, rule: str) -> None:
-    from core_teil.printer import format_shape
+    from core_teil.lang.printer import format_shape
 
     text = f"lang full\n{FULL_DECLS}\nalloc r : {format_shape(shape)}\nr = {expr}\n"
     typed = check_program(parse(text))
@@ -159,7 +159,7 @@ def test_ill_formed_programs(text: str, rule: str, fragment: str) -> None:
 
 
 def test_dialect_is_enforced_for_hand_built_asts() -> None:
-    from core_teil.syntax import Alloc, Program, Red, RedAt, Stmt, Var
+    from core_teil.lang.syntax import Alloc, Program, Red, RedAt, Stmt, Var
 
     bad = Program("core", (Alloc("A", (2, 3)), Alloc("r", (3,))), (Stmt("r", RedAt(1, Var("A"))),))
     with pytest.raises(TeilTypeError, match="not an operator of lang core"):

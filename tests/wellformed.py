@@ -25,7 +25,7 @@ that are never supplied nor written (they read as •).
 
 :func:`numpy_run` is the independent oracle: whole-array numpy operations
 (``np.trace``, ``np.diagonal``, ``np.swapaxes``, ``np.broadcast_to`` ...)
-written from SPEC.md section 4, sharing no code with ``core_teil.eval``.
+written from SPEC.md section 4, sharing no code with ``core_teil.semantics.eval``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
-from core_teil.syntax import (
+from core_teil.lang.syntax import (
     ELEM_OPS,
     Alloc,
     Contr,
@@ -85,7 +85,7 @@ class Case:
 
     def __repr__(self) -> str:
         try:  # the printed program is far more readable than the dataclass tree
-            from core_teil.printer import format_program
+            from core_teil.lang.printer import format_program
 
             text = format_program(self.program)
         except Exception:  # the printer is optional for this module

@@ -1,0 +1,1 @@
+"""Kernels people already have, as TeIL programs: einsum strings (issue 12)."""

@@ -1,0 +1,2 @@
+"""The fast engine: the planner reads the semantics on index labels, ``plan_check`` proves each
+plan's index maps in bounds, and the Cython kernels run it without bounds checks (issue 5)."""

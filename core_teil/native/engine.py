@@ -1,0 +1,658 @@
+"""The native engine (issue 5): proved programs, planned from the semantics, run by Cython kernels.
+
+``compile(program, params, pad)`` returns a :class:`Kernel`; ``kernel(**inputs)``
+returns the output allocations, as :func:`core_teil.semantics.eval.evaluate` does.  On
+the way:
+
+1. **Safety by proof.**  The program is proved for the given parameter values
+   and pad by :func:`core_teil.proving.prove.prove` (cached by program hash); a
+   refuted obligation makes ``compile`` refuse (:class:`NativeRefused`, exit 1),
+   an unknown one raises :class:`~core_teil.errors.TeilUnknown` (exit 3).
+   Only then may the kernels run without bounds checks.
+2. **Planning** (:mod:`core_teil.native.planner`): each statement's normal form comes
+   from eval.py's equations run with the planning interpretation; terms are
+   scheduled as contraction steps in an order chosen by cost.
+3. **Translation validation** (:mod:`core_teil.native.plan_check`): the plan's index
+   maps are checked against eval.py's Z3 denotation, its contraction steps
+   against the laws of Σ, and every op descriptor against the buffers it
+   addresses, before any op runs.
+4. **Execution**: ``core_teil.native._native.run`` executes the op descriptors
+   (OpenMP over a batch label), ``numpy.matmul`` the BLAS-shaped steps.
+
+Fidelity (SPEC.md section 4): St-Stmt (each statement writes a new buffer
+version, so ``A = add A (transp 1 A)`` reads only the old ``A``); controlled
+division; NaN for • and for allocations never supplied nor written; scalars,
+extents of 1 and rank-0 results.  With ``pad=M`` every buffer is padded to
+multiples of ``M`` and 64-byte aligned, the kernels run over the padded
+extents, and results are returned at their declared shapes.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import NO_SPAN, TeilError, TeilInputError, TeilUnknown
+from ..lang.syntax import Program
+from ..lang.typing import TypedProgram, check_program
+from ..semantics.eval import ArrayInterpretation, evaluate, padding_agrees
+from ..semantics.inputs import check_dtype, check_pad, check_params, run_params, validate_inputs
+from . import _native
+from .planner import (
+    Buffer,
+    Call,
+    Definition,
+    Label,
+    Operand,
+    Plan,
+    Step,
+    Temp,
+    blas_groups,
+    element_work,
+    fold,
+    is_scratch,
+    plan,
+    reorder_safe,
+    reorder_sensitive,
+    threads_for,
+)
+
+__all__ = ["Kernel", "NativeRefused", "compile", "openmp_threads"]
+
+
+class NativeRefused(TeilError):
+    """The native engine refuses a program whose obligations are not all proved (exit 1)."""
+
+    exit_code = 1
+    kind = "refused"
+
+
+def openmp_threads() -> int:
+    return _native.openmp_threads()
+
+
+# --------------------------------------------------------------------------
+# Proofs, cached by program hash
+# --------------------------------------------------------------------------
+
+#: Z3's context is shared by every thread and is not thread-safe (two threads proving at
+#: once crashed the process), so whatever may reach Z3 (proof, typing, planning, the plan
+#: check, the reference engine's typing) runs under this lock; a prepared plan runs without it.
+_Z3 = threading.RLock()
+
+_PROOFS: dict[tuple, Any] = {}
+_PROOF_CACHE_SIZE = 256
+
+
+def proof_key(program: Program, params: Mapping[str, int], pad: int | None) -> tuple:
+    """A key for one proof: the program's hash (the one its certificate carries), the parameters, the pad."""
+    from ..proving.prove import program_hash
+
+    return program_hash(program, None), tuple(sorted(params.items())), pad
+
+
+def _status(o: Any) -> str:
+    s = getattr(o, "status", None)
+    return str(getattr(s, "value", s))
+
+
+def certify(program: Program, params: Mapping[str, int], pad: int | None) -> Any:
+    """Prove the program for these parameters and pad, or refuse to run it.
+
+    This comes before type checking: an ill-typed program is refused with the
+    prover's refuted ``typing`` obligation and its counterexample."""
+    key = proof_key(program, params, pad)
+    report = _PROOFS.get(key)
+    if report is None:
+        from ..proving.prove import prove
+
+        report = prove(program, dict(params), pad)
+        if len(_PROOFS) >= _PROOF_CACHE_SIZE:
+            _PROOFS.pop(next(iter(_PROOFS)))
+        _PROOFS[key] = report
+    if report.ok:
+        return report
+    bad = [o for o in report.obligations if _status(o) != "proved"]
+    refuted = [o for o in bad if _status(o) == "refuted"]
+    where = program.stmts[0].span if program.stmts else getattr(program.allocs[0], "span", None) \
+        if program.allocs else None
+    if refuted:
+        o = refuted[0]
+        cex = getattr(o, "counterexample", None)
+        why = getattr(cex, "what", None) or (str(cex) if cex else "")
+        at = getattr(cex, "params", None)
+        names = ", ".join(dict.fromkeys(str(x.name) for x in refuted))
+        raise NativeRefused(
+            f"the native engine runs only proved programs: obligation {names} refuted"
+            + (f" ({why})" if why else "") + (f" at {at}" if at else ""),
+            getattr(o, "span", None) or where or _no_span(), getattr(o, "name", None))
+    names = ", ".join(getattr(o, "name", "?") for o in bad) or "the report is not ok"
+    raise TeilUnknown(f"the native engine runs only proved programs: not proved: {names}",
+                      where or _no_span(), "prove")
+
+
+def _no_span() -> Any:
+    from ..errors import NO_SPAN
+
+    return NO_SPAN
+
+
+# --------------------------------------------------------------------------
+# Compiled plans
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """A BLAS step's views, worked out once per plan (matmul 1024 spent 0.3 ms per call on it):
+    ``a`` and ``b`` as (offset, shape, byte strides) in the label orders [batch, i, k] and
+    [batch, k, j], the matrix shapes numpy.matmul gets, and the extent of ``i``'s first label
+    (the streamed one)."""
+
+    a: tuple[int, tuple[int, ...], tuple[int, ...]]
+    b: tuple[int, tuple[int, ...], tuple[int, ...]]
+    nb: int
+    ni: int
+    nj: int
+    nk: int
+    first: int
+
+    @staticmethod
+    def of(step: Step) -> Gemm:
+        batch, i, j, k = blas_groups(step)
+
+        def view(o: Operand, order: list[Label]) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+            off, st = fold(o)
+            return off, tuple(lab.bound for lab in order), tuple(8 * st.get(lab, 0) for lab in order)
+
+        size = [math.prod(x.bound for x in g) for g in (batch, i, j, k)]
+        return Gemm(view(step.args[0], batch + i + k), view(step.args[1], batch + k + j), *size,
+                    i[0].bound if i else 1)
+
+
+@dataclass
+class CompiledCall:
+    call: Call
+    ops_i: np.ndarray
+    ops_f: np.ndarray
+    gemm: Gemm | None = None
+    work: int = 0  # innermost iterations per batch element (planner.element_work)
+
+
+@dataclass
+class Compiled:
+    typed: TypedProgram
+    plan: Plan
+    calls: list[list[CompiledCall]]
+    last_use: list[list[Buffer]]  # buffers no statement after this one reads
+    guarded: tuple[bool, ...] = ()  # per statement plan: its reordering needs the overflow guard
+    outputs: tuple[tuple[str, tuple[slice, ...]], ...] = ()  # each output and its declared region
+    direct: Direct | None = None
+
+
+@dataclass(frozen=True)
+class Direct:
+    """A plan that is one BLAS step from two supplied inputs into the one output (a matrix
+    product, transposed or batched): run as ``numpy.matmul`` on the step's views, with no
+    store to set up.  After a 16 ms GEMM the caches are cold, and the general path's
+    bookkeeping cost 0.18 ms of matmul 1024's time; numpy.einsum's own Python costs as
+    much, so on a pure GEMM this bookkeeping is all that separates the two."""
+
+    output: str
+    shape: tuple[int, ...]
+    a: str
+    b: str
+    gemm: Gemm
+
+
+def _direct(p: Plan, calls: list[list[CompiledCall]], outputs: tuple[tuple[str, Any], ...],
+            pad: int | None) -> Direct | None:
+    if pad is not None or len(p.stmts) != 1 or len(calls[0]) != 1 or len(outputs) != 1:
+        return None
+    cc, name = calls[0][0], outputs[0][0]
+    step, target = cc.call.blas, p.stmts[0].nf.target
+    if step is None or cc.gemm is None or cc.call.ops or cc.call.temps or target is None \
+            or step.out.store is not target or p.final[name] is not target:
+        return None
+    a, b = (o.store for o in step.args)
+    if not all(isinstance(x, Buffer) and x.kind == "initial" for x in (a, b)):
+        return None
+    return Direct(name, target.shape, a.name, b.name, cc.gemm)
+
+
+def _compile_calls(p: Plan) -> list[list[CompiledCall]]:
+    out = []
+    for sp in p.stmts:
+        cc = []
+        for c in sp.calls:
+            rows = [d.row(3 * q) for q, d in enumerate(c.ops)]
+            ops_i = np.array(rows, dtype=np.int64).reshape(len(rows), _native.OP_WIDTH)
+            ops_f = np.array([d.coeff for d in c.ops], dtype=np.float64)
+            cc.append(CompiledCall(c, ops_i, ops_f, Gemm.of(c.blas) if c.blas is not None else None,
+                                   element_work(c)))
+        out.append(cc)
+    return out
+
+
+def _buffers_read(sp: Any) -> set[Buffer]:
+    out: set[Buffer] = set()
+    for c in sp.calls:
+        ops = [o for d in c.ops for o in d.operands]
+        if c.blas is not None:
+            ops.extend(c.blas.args)
+        out.update(o.store for o in ops if isinstance(o.store, Buffer))
+    return out
+
+
+def _last_uses(p: Plan) -> list[list[Buffer]]:
+    finals = {v for v in p.final.values() if isinstance(v, Buffer)}
+    last: dict[Buffer, int] = {}
+    for s, sp in enumerate(p.stmts):
+        for b in _buffers_read(sp):
+            last[b] = s
+    out: list[list[Buffer]] = [[] for _ in p.stmts]
+    for b, s in last.items():
+        if b not in finals:
+            out[s].append(b)
+    return out
+
+
+def aligned_empty(shape: tuple[int, ...], align: int = 64) -> np.ndarray:
+    """An uninitialised float64 array whose data starts on an ``align``-byte boundary."""
+    return _native.aligned_empty(tuple(shape), align)
+
+
+#: Elements from which an unpadded result starts on a page: BLAS writes its rows faster
+#: there than at malloc's 16-byte alignment (matmul 1024: 16.3 -> 16.2 ms, transposed
+#: 16.3 -> 16.2 ms, medians of 81; 64-byte alignment alone did not help).
+PAGE_ALIGNED_MIN = 1 << 17
+
+
+def result_empty(shape: tuple[int, ...]) -> np.ndarray:
+    """An uninitialised unpadded statement result."""
+    return aligned_empty(shape, 4096) if math.prod(shape) >= PAGE_ALIGNED_MIN else np.empty(shape)
+
+
+# --------------------------------------------------------------------------
+# The kernel
+# --------------------------------------------------------------------------
+
+
+class Kernel:
+    """A compiled program: ``kernel(**inputs) -> {output name: array}``.
+
+    Parameters not given to :func:`compile` are read off the input shapes at
+    call time (as :func:`core_teil.semantics.eval.evaluate` does); each distinct set of
+    parameter values is proved, planned and checked once."""
+
+    def __init__(self, program: Program | TypedProgram, params: Mapping[str, int] | None,
+                 pad: int | None) -> None:
+        pad = check_pad(pad)
+        if isinstance(program, TypedProgram):
+            self.program = program.program
+            self.params = {**program.params, **check_params(params, self.program)}
+            typed: TypedProgram | None = program
+        else:
+            self.program = program
+            self.params = check_params(params, program)
+            typed = None
+        self.pad = pad
+        self._unpadded_kernel: Kernel | None = None
+        self._pool = threading.local()
+        self._compiled: dict[tuple, Compiled] = {}
+        self._seen: tuple[tuple[str, ...], tuple[tuple[int, ...], ...], Compiled, dict[str, int]] | None = None
+        if all(p in self.params for p in self.program.params):
+            self._prepare(self.params, typed)
+
+    def _prepare(self, params: dict[str, int], typed: TypedProgram | None = None) -> Compiled:
+        key = tuple(sorted(params.items()))
+        c = self._compiled.get(key)
+        if c is not None:
+            return c
+        with _Z3:
+            c = self._compiled.get(key)  # another thread may have prepared it meanwhile
+            return c if c is not None else self._prepare_locked(key, params, typed)
+
+    def _prepare_locked(self, key: tuple, params: dict[str, int], typed: TypedProgram | None) -> Compiled:
+        certify(self.program, params, self.pad)
+        if typed is None or typed.params != params:
+            typed = check_program(self.program, params)
+        p = plan(typed, self.pad)
+        from .plan_check import check_plan
+
+        check_plan(p)
+        interp = ArrayInterpretation(typed)
+        regions = tuple((a.name, tuple(slice(0, interp.extent(d)) for d in a.shape))
+                        for a in typed.program.outputs())
+        calls = _compile_calls(p)
+        c = Compiled(typed, p, calls, _last_uses(p), tuple(reorder_sensitive(sp.nf.poly) for sp in p.stmts),
+                     regions, _direct(p, calls, regions, self.pad))
+        self._compiled[key] = c
+        return c
+
+    @property
+    def plans(self) -> list[Plan]:
+        return [c.plan for c in self._compiled.values()]
+
+    def __call__(self, out: Any = None, **inputs: Any) -> dict[str, np.ndarray]:
+        """Run on ``inputs`` (float64 arrays, never converted: inputs.check_dtype).
+
+        ``out`` (SPEC.md section 6), a dict of output names to float64 arrays of the declared
+        shapes, receives the results, and the returned dict holds those arrays.  A program
+        whose allocation is named ``out`` gets that input by the keyword ``out`` as long as
+        it is not a dict."""
+        if out is not None and not isinstance(out, Mapping):
+            if self.program.alloc("out") is None:
+                raise TeilInputError(f"out= must be a dict of output names to float64 arrays, not "
+                                     f"{type(out).__name__}")
+            inputs, out = {"out": out, **inputs}, None
+        seen = self._seen
+        if seen is not None and tuple(inputs) == seen[0] and _native.same_arrays(inputs.values(), seen[1]):
+            # the names, shapes and dtype of the last call that passed every check: the
+            # checks would pass again, with the same parameters (cold, they cost 0.15 ms)
+            c, params, arrays = seen[2], seen[3], dict(inputs)
+        else:
+            params = run_params(self.program, inputs, self.params)
+            c = self._prepare(params)
+            arrays = self._inputs(c.typed, inputs)
+            self._seen = (tuple(inputs), tuple(np.shape(v) for v in inputs.values()), c, params)
+        if out is not None:
+            _check_out(c, out)
+            return _write_out(self._results(c, arrays, inputs, params), out)
+        return self._results(c, arrays, inputs, params)
+
+    def _results(self, c: Compiled, arrays: dict[str, np.ndarray], inputs: dict[str, Any],
+                 params: dict[str, int]) -> dict[str, np.ndarray]:
+        try:
+            d = c.direct
+            if d is not None and d.a in arrays and d.b in arrays:
+                self._guard(c, 0, _Sizes(arrays, {}))
+                out = result_empty(d.shape)
+                gemm(d.gemm, arrays[d.a], arrays[d.b], out)
+                return {d.output: out}
+            outputs = self._run(c, arrays)
+        except _Reordered:
+            # ±inf, or values so large that the plan's order of sums and products may
+            # overflow where the equations' does not (planner.reorder_safe): the equations
+            # themselves decide, by the reference engine; slower, never wrong
+            with _Z3:
+                return evaluate(self.program, inputs, params, self.pad)
+        if self.pad is not None:
+            padding_agrees(outputs, lambda: self._unpadded()(**inputs), self.pad)
+        return outputs
+
+    def _thread_pool(self, kind: str) -> dict[Any, np.ndarray]:
+        """This thread's reusable buffers of one kind, ``temps`` or ``initial`` (a kernel may
+        be called from several threads)."""
+        pool = getattr(self._pool, kind, None)
+        if pool is None:
+            pool = {}
+            setattr(self._pool, kind, pool)
+        return pool
+
+    def _unpadded(self) -> Kernel:
+        """The same program without padding: the judge when a padded run meets a non-finite value."""
+        with _Z3:
+            if self._unpadded_kernel is None:
+                self._unpadded_kernel = Kernel(self.program, self.params, None)
+            return self._unpadded_kernel
+
+    # -- inputs (the checks of eval.initial_store, without building a store) --
+
+    def _inputs(self, typed: TypedProgram, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """The reference engine's checks and messages (core_teil.semantics.inputs), then C-contiguous arrays."""
+        arrays = validate_inputs(typed, inputs, ArrayInterpretation(typed).extent, self.pad)
+        # np.ascontiguousarray would turn a 0-d array into a 1-d one.
+        return {x: a if a.flags.c_contiguous else a.copy() for x, a in arrays.items()}
+
+    def _initial(self, buf: Buffer, arrays: Mapping[str, np.ndarray], typed: TypedProgram) -> np.ndarray:
+        """μ_allocs (Fig. 9) / report Fig. 13: the input in place, • elsewhere, 0 in the padding."""
+        given = arrays.get(buf.name)
+        if given is not None and (self.pad is None or (
+                given.shape == buf.shape and _native.address(given) % 64 == 0)):
+            # unpadded, or extents already multiples of M and the data on a 64-byte
+            # boundary: the input is the padded layout itself (no plan writes it)
+            return given
+        a = typed.program.alloc(buf.name)
+        assert a is not None
+        interp = ArrayInterpretation(typed)
+        shape = tuple(interp.extent(d) for d in a.shape)
+        # No plan writes an initial buffer, so this thread's padded copy from the last call
+        # is reused: its padding is still 0, and only the region is written again (padded
+        # bmm: zeroing fresh buffers took 50 ms per input per call).
+        pool = self._thread_pool("initial")
+        arr = pool.get(buf)
+        if arr is None:
+            arr = pool[buf] = aligned_empty(buf.shape)
+            arr.fill(0.0)
+        region = tuple(slice(0, n) for n in shape)
+        arr[region] = given if given is not None else np.nan
+        return arr
+
+    # -- running the plan --------------------------------------------------------
+
+    @staticmethod
+    def _guard(c: Compiled, s: int, sizes: _Sizes) -> None:
+        """Before statement plan ``s`` runs: its reordering is safe for these values, or
+        :class:`_Reordered` (the equations decide)."""
+        if c.guarded[s] and not reorder_safe(c.plan.stmts[s].nf.poly, sizes):
+            raise _Reordered
+
+    def _run(self, c: Compiled, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        typed, p = c.typed, c.plan
+        store: dict[Buffer, np.ndarray] = {}
+        sizes = _Sizes(arrays, store)
+
+        def array_of(buf: Buffer) -> np.ndarray:
+            arr = store.get(buf)
+            if arr is None:
+                if buf.kind == "initial":
+                    arr = self._initial(buf, arrays, typed)
+                elif buf.kind == "mask":
+                    arr = (np.arange(1, buf.shape[0] + 1) <= buf.limit).astype(np.float64)
+                else:
+                    raise AssertionError(f"buffer {buf!r} read before it was written")
+                store[buf] = arr
+            return arr
+
+        for s, (sp, calls) in enumerate(zip(p.stmts, c.calls, strict=True)):
+            assert sp.nf.target is not None
+            self._guard(c, s, sizes)
+            target = aligned_empty(sp.nf.target.shape) if self.pad is not None else result_empty(sp.nf.target.shape)
+            store[sp.nf.target] = target
+            temps: dict[Temp, np.ndarray] = {}
+            pool = self._thread_pool("temps")
+            for cc in calls:
+                run_call(cc, store, temps, array_of, pool)
+            del temps
+            for b in c.last_use[s]:
+                store.pop(b, None)
+        out: dict[str, np.ndarray] = {}
+        for name, region in c.outputs:
+            v = p.final[name]
+            assert not isinstance(v, Definition), "the final value of an output is materialised"
+            arr = array_of(v)
+            if v.kind == "initial":
+                arr = np.array(arr[region], dtype=np.float64)  # never hand back the caller's array
+            elif self.pad is not None and region:
+                # A view of the padded buffer at the declared shape: copying it out
+                # costs more than the kernel for bmm (measured: 0.6 s -> 1.6 s).
+                # A scalar is not indexed: arr[()] would be a numpy scalar, not an array.
+                arr = arr[region]
+            out[name] = arr
+        return out
+
+
+def _check_out(c: Compiled, out: Mapping[str, Any]) -> None:
+    """``out=``: output names, float64 arrays of the declared shapes (never converted), writeable."""
+    shapes = {name: tuple(r.stop for r in region) for name, region in c.outputs}
+    for name, arr in out.items():
+        if name not in shapes:
+            raise TeilInputError(f"out[{name!r}]: {name!r} is not an output of the program "
+                                 f"(its outputs: {', '.join(shapes) or 'none'})")
+        a = c.typed.program.alloc(name)
+        span = a.span if a is not None else NO_SPAN
+        if not isinstance(arr, np.ndarray):
+            raise TeilInputError(f"out[{name!r}]: expected a numpy array, not {type(arr).__name__}", span)
+        check_dtype(name, arr.dtype, span, "out=", "output")
+        if arr.shape != shapes[name]:
+            raise TeilInputError(f"out[{name!r}] has shape {list(arr.shape)}, but the program declares "
+                                 f"{name} : {list(shapes[name])}", span, "μ_allocs")
+        if not arr.flags.writeable:
+            raise TeilInputError(f"out[{name!r}] is read-only", span)
+
+
+def _write_out(outputs: dict[str, np.ndarray], out: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    for name, arr in out.items():
+        np.copyto(arr, outputs[name])
+        outputs[name] = arr
+    return outputs
+
+
+class _Reordered(Exception):
+    """The values of this call are outside what the plan's reordering is exact for."""
+
+
+class _Sizes:
+    """The magnitudes of one call's buffers (:class:`planner.Magnitudes`), each read at most
+    once: an input from the caller's array (its padding is 0), a statement's result from
+    the store once written; an allocation neither supplied nor written is • (no size)."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], store: Mapping[Buffer, np.ndarray]) -> None:
+        self.arrays, self.store = arrays, store
+        self._largest: dict[Buffer, float] = {}
+        self._least: dict[Buffer, float] = {}
+
+    def _values(self, buf: Buffer) -> np.ndarray | None:
+        return self.arrays.get(buf.name) if buf.kind == "initial" else self.store.get(buf)
+
+    def largest(self, buf: Buffer) -> float:
+        got = self._largest.get(buf)
+        if got is None:
+            got = self._largest[buf] = largest_size(self._values(buf))
+        return got
+
+    def least(self, buf: Buffer) -> float:
+        got = self._least.get(buf)
+        if got is None:
+            got = self._least[buf] = least_size(self._values(buf))
+        return got
+
+
+#: Up to this many elements ``max |v|`` is one ufunc and one reduction (1.4 us for 64);
+#: beyond, two reductions that make no temporary (0.2 ms for 8 MB).
+SMALL_SIZE = 1 << 16
+
+
+def largest_size(arr: np.ndarray | None) -> float:
+    """``max |v|`` over the values that are not NaN (0 when there are none)."""
+    if arr is None or arr.size == 0:
+        return 0.0
+    if arr.size <= SMALL_SIZE:
+        m = float(np.abs(arr).max())
+        if not math.isnan(m):
+            return m
+    hi, lo = float(np.fmax.reduce(arr, axis=None)), float(np.fmin.reduce(arr, axis=None))
+    return 0.0 if math.isnan(hi) else max(abs(hi), abs(lo))
+
+
+def least_size(arr: np.ndarray | None) -> float:
+    """``min |v|`` over the non-zero values that are not NaN (``inf`` when there are none)."""
+    if arr is None or arr.size == 0:
+        return math.inf
+    mags = np.abs(arr)
+    mags = mags[mags > 0.0]
+    return float(mags.min()) if mags.size else math.inf
+
+
+def _address(o: Operand, store: Mapping[Buffer, np.ndarray], temps: Mapping[Temp, np.ndarray],
+             array_of: Any) -> tuple[int, int]:
+    s = o.store
+    if isinstance(s, Temp):
+        if s.scratch:
+            return 0, s.offset
+        return _native.address(temps[s]), 0
+    return _native.address(array_of(s)), 0
+
+
+def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp, np.ndarray],
+             array_of: Any, pool: dict[Temp, np.ndarray] | None = None) -> None:
+    call = cc.call
+    streamed = call.blas.out.store if call.blas is not None and call.ops else None
+    for t in call.temps:
+        # Temporaries are uninitialised by contract, so one call's may be the next call's:
+        # reusing them spares the page faults of a fresh 100 MB buffer (mttkrp) on every run.
+        arr = pool.get(t) if pool is not None else None
+        if arr is None:
+            # a streamed temporary holds one chunk of rows, rewritten for every chunk
+            arr = aligned_empty((call.chunk * (t.size // call.nbatch),) if t is streamed else t.shape)
+            if pool is not None:
+                pool[t] = arr
+        temps[t] = arr
+    if call.blas is not None and not call.ops:
+        run_blas(cc, temps, array_of)
+        return
+    slots = np.zeros((3 * len(call.ops), 3), dtype=np.int64)
+    for q, d in enumerate(call.ops):
+        for r, o in enumerate(d.operands):
+            addr, soff = _address(o, store, temps, array_of)
+            slots[3 * q + r] = (addr, 0 if is_scratch(o) else d.batch_strides[r], soff)
+    if call.blas is None:
+        _native.run(cc.ops_i, cc.ops_f, slots, call.nbatch, call.scratch, threads_for(call.nbatch * cc.work))
+        return
+    # streamed (planner.stream_blas): the BLAS rows of batch elements [lo, hi) into the
+    # chunk buffer, then the ops on those elements; the chunk buffer's rows start at lo
+    fixed = np.array([r < len(d.operands) and d.operands[r].store is streamed for d in call.ops for r in range(3)])
+    moved = slots.copy()
+    for lo in range(0, call.nbatch, call.chunk):
+        hi = min(call.nbatch, lo + call.chunk)
+        run_blas(cc, temps, array_of, (lo, hi))
+        moved[:, 0] = np.where((slots[:, 0] != 0) & ~fixed, slots[:, 0] + 8 * lo * slots[:, 1], slots[:, 0])
+        _native.run(cc.ops_i, cc.ops_f, moved, hi - lo, call.scratch, threads_for((hi - lo) * cc.work))
+
+
+def _view(arr: np.ndarray, view: tuple[int, tuple[int, ...], tuple[int, ...]]) -> np.ndarray:
+    off, shape, strides = view
+    return np.ndarray(shape, np.float64, arr, 8 * off, strides)
+
+
+def run_blas(cc: CompiledCall, temps: dict[Temp, np.ndarray], array_of: Any,
+             rows: tuple[int, int] | None = None) -> None:
+    """Call ``cc``'s BLAS step on the buffers it names."""
+    step, g = cc.call.blas, cc.gemm
+    assert step is not None and g is not None
+
+    def arr(o: Operand) -> np.ndarray:
+        return temps[o.store] if isinstance(o.store, Temp) else array_of(o.store)
+
+    gemm(g, arr(step.args[0]), arr(step.args[1]), arr(step.out), rows)
+
+
+def gemm(g: Gemm, a_buf: np.ndarray, b_buf: np.ndarray, out: np.ndarray,
+         rows: tuple[int, int] | None = None) -> None:
+    """The GEMM ``out[batch, i, j] = Σ_k a[batch, i, k] · b[batch, k, j]`` on ``g``'s strided
+    views of the buffers; ``rows`` restricts it to ``lo <= i₁ < hi`` for the first label
+    ``i₁`` of ``i`` (streaming)."""
+    nb, ni, nj, nk = g.nb, g.ni, g.nj, g.nk
+    a = _view(a_buf, g.a)
+    o = out.reshape(-1)
+    if rows is not None:  # unbatched; the output is the chunk buffer of a temp laid out [i..., j...]
+        lo, hi = rows
+        a, ni = a[lo:hi], ni // g.first * (hi - lo)
+        o = o[:ni * nj]
+    shape_a, shape_b, shape_o = ((nb, ni, nk), (nb, nk, nj), (nb, ni, nj)) if nb > 1 else \
+        ((ni, nk), (nk, nj), (ni, nj))
+    b = _view(b_buf, g.b).reshape(shape_b)
+    with np.errstate(all="ignore"):  # • and ±inf are values here, as in the reference engine
+        np.matmul(a.reshape(shape_a), b, out=o.reshape(shape_o))
+
+
+def compile(program_or_typed: Program | TypedProgram, params: Mapping[str, int] | None = None,
+            pad: int | None = None) -> Kernel:
+    """SPEC.md section 6: ``ct.compile(program, params, pad)(**inputs)``."""
+    return Kernel(program_or_typed, params, pad)
