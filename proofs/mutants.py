@@ -368,6 +368,10 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant("thm3-base-rank-0", "for r in ranks(0, 0):", "padding.thm3_base_obligations",
            _edit(padding.thm3_base_obligations, "for r in ranks():", "for r in ranks(0, 0):"),
            ("Theorem 3*",), "Theorem 3's base case checked at rank 0 only"),
+    Mutant("d-pad-var-border", "v = v  # eval.d_pad_var unguarded: the padding repeats the border",
+           "eval.d_pad_var", _edit(ev.d_pad_var, "v = interp.guard(j, n, v)", "v = v"),
+           ("Theorem 3*", "Engines at ranks 7-10"), "the padded initial store of the reference engine, which "
+           "the padding proofs now read instead of restating it, without the guard of d-pad-var"),
     Mutant("thm3-step-contradictory", "*[n > C for n, C in zip(t, T, strict=True)],",
            "padding.thm3_step_obligations",
            _edit(padding.thm3_step_obligations, "*[n <= C for n, C in zip(t, T, strict=True)],",
@@ -381,7 +385,7 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant("sim-initial-domain-only", "cond = z3.And(in_bounds(p, t), ...)  # not ⌈t⌉",
            "simulation.initial_obligation",
            _edit(simulation.initial_obligation, "cond = z3.And(in_bounds(p, tp), ", "cond = z3.And(in_bounds(p, t), "),
-           ("prove: initial store padded with 1",), "the initial padded store checked only inside the "
+           ("prove: initial store padded with its border",), "the initial padded store checked only inside the "
            "original domain"),
     Mutant("sim-hypothesis-outside-store", "out.append(holds)  # R assumed outside ⌈t⌉ too",
            "simulation.store_instances",
@@ -762,17 +766,13 @@ def ev_red_at_last_bound(e: RedAt, k: tuple, sem: Sem) -> Any:
     return sem.interp.sum(n, lambda m: denote(e.arg, insert(k, e.i, m), sem), e)
 
 
-def d_pad_var_one(memory: Any, p: tuple, t: tuple) -> z3.ExprRef:
-    return z3.If(sym.in_bounds(p, t), sym.select(memory, p), sym.val(1))
-
-
 VARIANTS: dict[str, Mutant] = {
     "red-past-padding": Mutant("red-past-padding", "n = sem.bound(...) + 1  # under padding",
                                "EQUATIONS[Red]", _eq(Red, ev_red_past_padding), ()),
     "red-at-last-bound": Mutant("red-at-last-bound", "n = sem.bound(sem.type(e.arg)[-1])", "EQUATIONS[RedAt]",
                                 _eq(RedAt, ev_red_at_last_bound), ()),
-    "d-pad-var-one": Mutant("d-pad-var-one", "z3.If(in_bounds(p, t), select(memory, p), val(1))",
-                            "simulation.d_pad_var", ((simulation, "d_pad_var", d_pad_var_one),), ()),
+    "d-pad-var-unguarded": Mutant("d-pad-var-unguarded", "v = v  # no guard: the padding repeats the border",
+                                  "eval.d_pad_var", _edit(ev.d_pad_var, "v = interp.guard(j, n, v)", "v = v"), ()),
     "t-transp-to-rank": BY_NAME["t-transp-to-rank"],
 }
 

@@ -44,6 +44,7 @@ from .schema import (
     IS_UNDEF,
     ZERO,
     Instance,
+    ProofInterpretation,
     UnrolledInterpretation,
     hole_shape,
     index,
@@ -217,7 +218,8 @@ def thm3_step_obligations() -> Iterator[Obligation]:
 
 
 def padded_store(inst: Instance, muU: dict) -> dict[str, z3.ExprRef]:
-    """Report Fig. 13 (d-pad-var): the unpadded contents on the domain, 0 in the padding."""
+    """Report Fig. 13 (d-pad-var), as the reference engine builds it: :func:`eval.d_pad_var` on Z3 terms."""
+    interp = ProofInterpretation(inst.shapes, "d-pad-var")
     out: dict[str, z3.ExprRef] = {}
     for x, shape in inst.holes.items():
         t = inst.dims(shape)
@@ -225,7 +227,7 @@ def padded_store(inst: Instance, muU: dict) -> dict[str, z3.ExprRef]:
             out[x] = muU[x]
             continue
         q = index(f"p{x}!", len(t))
-        out[x] = z3.Lambda(list(q), z3.If(within(q, t), select(muU[x], q), ZERO))
+        out[x] = z3.Lambda(list(q), ev.d_pad_var(interp, lambda r, m=muU[x]: select(m, r), q, t))
     return out
 
 

@@ -126,7 +126,7 @@ def test_forced_values_are_pinned_in_a_counterexample() -> None:
 
 @pytest.mark.parametrize("name", ["Inv closes", "PadSum", "Padded extents (Definition 7)", "Assume translation",
                                   "Definition 4 (Z3 = numpy)", "prove: padded red past ⌈n⌉",
-                                  "prove: initial store padded with 1", "prove: red i with a wrong bound",
+                                  "prove: initial store padded with its border", "prove: red i with a wrong bound",
                                   "prove: stuck semantics", "Counterexamples canonical"])
 def test_the_new_checks_pass_on_the_real_code(name: str) -> None:
     result = check_lemma(registry.by_name()[name])

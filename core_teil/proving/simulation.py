@@ -84,25 +84,21 @@ def rho(p: tuple[z3.ArithRef, ...], t: tuple[z3.ArithRef, ...], padded: z3.ExprR
     return z3.If(in_bounds(p, t), padded == original, in_padding)
 
 
-def d_pad_var(memory: Any, p: tuple[z3.ArithRef, ...], t: tuple[z3.ArithRef, ...]) -> z3.ExprRef:
-    """Report Fig. 13, rule d-pad-var: the padded store at ``p`` holds the original value inside
-    the original extents ``t`` and 0 outside (``eval.initial_store`` for the reference engine)."""
-    return z3.If(in_bounds(p, t), select(memory, p), ZERO)
-
-
 def initial_obligation(typed: TypedProgram, padded: Any) -> Any:
     """Report Lemma 4 / rule d-pad-var: zero padding around the original store satisfies ``R``."""
-    from ..semantics.symbolic import function_memory
+    from ..semantics.eval import d_pad_var
+    from ..semantics.symbolic import Z3Interpretation, function_memory
     from .obligations import PAD_INIT, Case, Obligation, store_extents
 
     mu = function_memory(typed.gamma, "mu")
+    interp = Z3Interpretation(typed.solver)
     cases = []
     for x, shape in typed.gamma.items():
         if not shape:
             continue
         t, tp = store_extents(typed, x), padded.of(x)
         p = tuple(z3.Int(f"p_{x}!{j}") for j in range(1, len(shape) + 1))
-        initial = d_pad_var(mu[x], p, t)
+        initial = d_pad_var(interp, lambda q, m=mu[x]: select(m, q), p, t)
         cond = z3.And(in_bounds(p, tp), z3.Not(rho(p, t, initial, select(mu[x], clamp(p, t)))))
         cases.append(Case(cond, "value", typed.program.alloc(x).span, f"the initial padded store of {x} "
                           "breaks the simulation relation", x, p, t,

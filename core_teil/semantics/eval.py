@@ -82,7 +82,10 @@ class Interpretation(Protocol[I, V, M]):
         """``Σ_{m=1..n} body(m)``."""
 
     def guard(self, j: I, d: I, v: V) -> V:
-        """``v`` if ``j <= d`` else 0: the padded ``expa``."""
+        """``v`` if ``j <= d`` else 0: the padded ``expa`` and the padded initial store."""
+
+    def clamp(self, j: I, d: I) -> I:
+        """``min(j, d)``: where the padded initial store reads the original (:func:`d_pad_var`)."""
 
     def domain(self, bounds: tuple[I, ...], stmt: Stmt) -> Index:
         """The multi-indices ``k <= bounds`` of St-Stmt's premise."""
@@ -374,6 +377,9 @@ class ArrayInterpretation:
     def guard(self, j: Any, d: int, v: Any) -> Any:
         return np.where(np.asarray(j) <= d, v, 0.0)
 
+    def clamp(self, j: Any, d: int) -> Any:
+        return np.minimum(j, d)
+
     def domain(self, bounds: tuple[int, ...], stmt: Stmt) -> Index:
         return tuple(np.ogrid[tuple(slice(1, n + 1) for n in bounds)]) if bounds else ()
 
@@ -395,18 +401,36 @@ def _at(arr: np.ndarray, k: Index, what: str, node: Expr) -> Any:
     return arr[idx] if idx else arr[()]
 
 
+def d_pad_var(interp: Interpretation[I, V, M], original: Callable[[Index], V], p: Index,
+              t: tuple[I, ...]) -> V:
+    """Report Fig. 13, rule d-pad-var: the padded store at ``p`` holds the original value inside the
+    original extents ``t`` and 0 in the padding.
+
+    ``original`` is read at ``min(p, t)`` and the padding is guarded away dimension by dimension
+    (the padded ``expa``'s guard), so that an interpretation evaluating both branches (numpy on a
+    grid) never reads outside the original.  :func:`initial_store` runs this on arrays, and the
+    padding proofs (``simulation.initial_obligation``, ``proofs/padding.py``) on Z3 terms."""
+    v = original(tuple(interp.clamp(j, n) for j, n in zip(p, t, strict=True)))
+    for j, n in zip(p, t, strict=True):
+        v = interp.guard(j, n, v)
+    return v
+
+
 def initial_store(typed: TypedProgram, interp: ArrayInterpretation, inputs: Mapping[str, Any],
                   pad: int | None) -> dict[str, np.ndarray]:
-    """μ_allocs (Fig. 9) / report Fig. 13 (d-pad-var): inputs in place, • elsewhere, 0 in the padding."""
+    """μ_allocs (Fig. 9): inputs in place, • elsewhere; padded, by :func:`d_pad_var` (report Fig. 13)."""
     arrays = validate_inputs(typed, inputs, interp.extent, pad)
     store: dict[str, np.ndarray] = {}
     for a in typed.program.allocs:
         shape = tuple(interp.extent(d) for d in a.shape)
-        padded = tuple(interp.ceil(n, pad) for n in shape) if pad is not None else shape
-        arr = np.zeros(padded, dtype=np.float64)
-        region = tuple(slice(0, n) for n in shape)
-        arr[region] = arrays.get(a.name, UNDEFINED)
-        store[a.name] = arr
+        original = np.array(np.broadcast_to(np.asarray(arrays.get(a.name, UNDEFINED), dtype=np.float64), shape))
+        if pad is None or not shape:
+            store[a.name] = original
+            continue
+        padded = tuple(interp.ceil(n, pad) for n in shape)
+        p = tuple(j + 1 for j in np.indices(padded, sparse=True))
+        value = d_pad_var(interp, lambda q, original=original: original[tuple(j - 1 for j in q)], p, shape)
+        store[a.name] = np.array(np.broadcast_to(value, padded), dtype=np.float64)
     return store
 
 

@@ -271,6 +271,10 @@ class Z3Interpretation:
         self.guards.append(Guard(j, d, tuple(self.path)))
         return z3.If(j <= d, v, ZERO)
 
+    def clamp(self, j: z3.ArithRef, d: z3.ArithRef) -> z3.ArithRef:
+        j, d = as_index((j, d))
+        return z3.If(j <= d, j, d)
+
     def domain(self, bounds: tuple[z3.ArithRef, ...], stmt: Stmt) -> tuple[z3.ArithRef, ...]:
         k = self.domain_vars(bounds)
         self.index_vars.extend(k)
