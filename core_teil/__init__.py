@@ -20,6 +20,10 @@ from typing import Any
 # reduction took 18 ms instead of 10 after a GEMM.  The user's own setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+# The operator language of paper 000, section 5 (issue 12): ``ct.ops.Matrix``, ``ct.ops.program``.
+# A module, imported eagerly so that ``ct.ops`` is always the module (no function shares the name).
+from . import ops
+
 # Imported eagerly, like prove below (issue 13: the submodule must not shadow ct.equiv).
 from .equiv import equiv
 from .errors import TeilError, TeilInputError, TeilResourceError, TeilSyntaxError, TeilTypeError, TeilUnknown
@@ -89,5 +93,5 @@ def compile(program: Program, params: dict[str, int] | None = None, pad: int | N
 __all__ = [
     "Program", "TeilError", "TeilInputError", "TeilResourceError", "TeilSyntaxError", "TeilTypeError",
     "TeilUnknown", "check", "compile", "einsum", "equiv", "evaluate", "format", "from_einsum", "load", "lower",
-    "parse", "prove",
+    "ops", "parse", "prove",
 ]
