@@ -77,7 +77,7 @@ import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -122,7 +122,7 @@ def _caller() -> tuple[Span, str | None]:
     return Span(file, line, col + 1, end_line, end_col + 1), ("".join(lines) if lines else None)
 
 
-def _raise(cls: type[TeilError], message: str, rule: str | None = None, **kw: Any) -> None:
+def _raise(cls: type[TeilError], message: str, rule: str | None = None, **kw: Any) -> NoReturn:
     span, source = _caller()
     raise cls(message, span, rule, source, **kw)
 
@@ -150,7 +150,6 @@ def _check_extent(d: Any, what: str) -> Dim:
     if isinstance(d, str) and _IDENT.fullmatch(d) and d not in KEYWORDS:
         return d
     _raise(TeilInputError, f"{what}: extent {d!r} is not an integer >= 1 or a parameter name")
-    raise AssertionError  # unreachable: _raise raises
 
 
 def _counterexample(a: Dim, b: Dim) -> dict[str, int] | None:
@@ -225,7 +224,7 @@ class Op:
         return self._scaled(other, "left")
 
     def _scaled(self, c: Any, side: str) -> Op:
-        if isinstance(c, Scalar):
+        if isinstance(c, TExpr) and c.shape == ():  # a Scalar, or a product of them
             return _combine(tuple(OpTerm(t.sign, (c, *t.scalars), t.kron) for t in self.terms()))
         if isinstance(c, TExpr):
             _raise(TeilInputError, f"{_show(c)} * {self} multiplies a tensor by an operator: apply the operator "
@@ -240,7 +239,8 @@ class Op:
                 return -self
             _raise(TeilInputError, f"{c!r} * {self}: TeIL has no numeric constants (paper 000, Fig. 5); name the "
                                    f"coefficient, c = ops.Scalar('c'), and pass its value as an input")
-        return NotImplemented  # type: ignore[return-value]
+        _raise(TeilInputError, f"cannot multiply the operator {self} by a {type(c).__name__}: operators multiply "
+                               f"operators (the tensor product) and scalars (ops.Scalar)")
 
     def __neg__(self) -> Op:
         return _combine(tuple(OpTerm(-t.sign, t.scalars, t.kron) for t in self.terms()))
@@ -252,17 +252,25 @@ class Op:
         if isinstance(other, TExpr):
             _raise(TeilInputError, f"{self} + {_show(other)} adds an operator and a tensor: apply the operator "
                                    f"first, ({self})({_show(other)})")
-        return NotImplemented  # type: ignore[return-value]
+        _raise(TeilInputError, f"cannot add a {type(other).__name__} to the operator {self}: a linear combination "
+                               f"adds operators")
 
     def __radd__(self, other: Any) -> Op:
         if isinstance(other, int) and not isinstance(other, bool) and other == 0:
             return self  # sum([K, L, ...]) starts from 0
-        return NotImplemented  # type: ignore[return-value]
+        return self.__add__(other)
 
     def __sub__(self, other: Any) -> Op:
         if isinstance(other, Op):
             return self + (-other)
         return self.__add__(other)
+
+    def __rsub__(self, other: Any) -> Op:
+        return (-self).__radd__(other)
+
+    def __truediv__(self, other: Any) -> Op:
+        _raise(TeilInputError, f"{self} / {_show(other)}: an operator cannot be divided (TeIL has no inverse); "
+                               f"divide the applied tensor, ({self})(u) / {_show(other)}")
 
     def __call__(self, arg: TExpr) -> Apply:
         """``K(u)``: the application of paper 000, equation (7)."""
@@ -273,7 +281,7 @@ class Op:
         for n, t in enumerate(self.terms()):
             body = " ⊗ ".join(str(f) for f in t.kron.factors)
             if t.scalars:
-                body = "·".join(s.name for s in t.scalars) + "·" + (f"({body})" if len(t.kron.factors) > 1 else body)
+                body = "·".join(_show(s) for s in t.scalars) + "·" + (f"({body})" if len(t.kron.factors) > 1 else body)
             out.append(("-" if t.sign < 0 else "") + body if n == 0 else (" - " if t.sign < 0 else " + ") + body)
         return "".join(out)
 
@@ -359,10 +367,11 @@ class Kron(Op):
 
 @dataclass(frozen=True)
 class OpTerm:
-    """``sign · s1 · ... · sk · kron``: one term of a linear combination."""
+    """``sign · s1 · ... · sk · kron``: one term of a linear combination; the coefficients
+    ``s1 ... sk`` are scalar-valued tensor expressions (a :class:`Scalar`, ``alpha * beta``)."""
 
     sign: int
-    scalars: tuple[Scalar, ...]
+    scalars: tuple[TExpr, ...]
     kron: Kron
 
 
@@ -415,13 +424,19 @@ class TExpr:
         if isinstance(other, TExpr):
             return Pointwise(op, other, self) if reflected else Pointwise(op, self, other)
         if isinstance(other, Op):
-            return NotImplemented  # type: ignore[return-value]  # Scalar * Op: Op.__rmul__
+            if op == "mul":  # alpha * K is a scaled operator, x * K an error: Op.__rmul__ / __mul__ decide
+                return other.__mul__(self) if reflected else other.__rmul__(self)
+            _raise(TeilInputError, f"{_show(self)} {_SYMBOL[op]} {other} combines a tensor and an operator: apply "
+                                   f"the operator first, ({other})({_show(self)})")
         if isinstance(other, (int, float, np.integer, np.floating)) and not isinstance(other, (bool, np.bool_)):
-            if op in ("mul", "div") and other == 1 and not (reflected and op == "div"):
+            # the identities of Definition 4 (report 001), • included: x·1 = x/1 = x + 0 = x - 0 = x
+            if (op in ("mul", "div") and other == 1 and not (reflected and op == "div")) or \
+                    (op in ("add", "sub") and other == 0 and not (reflected and op == "sub")):
                 return self
             _raise(TeilInputError, f"{_show(self)} {_SYMBOL[op]} {other!r}: TeIL has no numeric constants "
                                    f"(paper 000, Fig. 5); name the value, c = ops.Scalar('c'), and pass it as an input")
-        return NotImplemented  # type: ignore[return-value]
+        _raise(TeilInputError, f"cannot combine the tensor expression {_show(self)} with a {type(other).__name__} "
+                               f"by {_SYMBOL[op]}: use ops.Tensor and ops.Scalar inputs")
 
     def __add__(self, other: Any) -> TExpr:
         return self._elem("add", other)
@@ -450,7 +465,6 @@ class TExpr:
     def __neg__(self) -> TExpr:
         _raise(TeilInputError, f"-{_show(self)}: TeIL has no negation or numeric constants (paper 000, Fig. 5); "
                                f"write a difference, y - x, or negate an operator, (-K)(u)")
-        raise AssertionError  # unreachable
 
     def __str__(self) -> str:
         return _show(self)
@@ -664,7 +678,7 @@ class _Lowering:
         for t in terms:
             v = self.lifted(arg, e.arg.shape, t.kron, target) if self.lift else self.nested(arg, e.arg.shape, t.kron)
             for s in reversed(t.scalars):
-                v = Elem("mul", Var(s.name), v)  # T-SMul
+                v = Elem("mul", self.value(s, target), v)  # T-SMul
             out = v if out is None else Elem("add" if t.sign > 0 else "sub", out, v)
         assert out is not None and terms[0].sign > 0
         return out
@@ -741,9 +755,8 @@ def _leaves(outputs: Mapping[str, TExpr]) -> tuple[list[Tensor | Scalar | Factor
             if prev is not None:
                 p, pshape = prev
                 if pshape != shape or isinstance(p, Factor) != isinstance(x, Factor):
-                    raise TeilInputError(f"{x.name!r} names two different inputs: a {type(p).__name__.lower()} "
-                                         f"{show_shape(pshape)} and a {kind.lower()} {show_shape(shape)}",
-                                         Span(OPS_FILE))
+                    _raise(TeilInputError, f"{x.name!r} names two different inputs: a {type(p).__name__.lower()} "
+                                           f"{show_shape(pshape)} and a {kind.lower()} {show_shape(shape)}")
                 continue
             seen[x.name] = (x, shape)
             order.append(x)
@@ -766,26 +779,25 @@ def program(outputs: Mapping[str, TExpr] | None = None, /, *, lift: bool = True,
     for src in (outputs or {}), named:
         for name, e in src.items():
             if name in outs:
-                raise TeilInputError(f"output {name!r} is given twice", Span(OPS_FILE))
+                _raise(TeilInputError, f"output {name!r} is given twice")
             outs[name] = e
     if not outs:
-        raise TeilInputError("ops.program needs at least one output, e.g. ops.program(v=(A*A*A)(u))",
-                             Span(OPS_FILE))
+        _raise(TeilInputError, "ops.program needs at least one output, e.g. ops.program(v=(A*A*A)(u))")
     for name, e in outs.items():
         _check_name(name, "output name")
         if not isinstance(e, TExpr):
-            raise TeilInputError(f"output {name!r} must be a tensor expression such as (A*A*A)(u), not "
-                                 f"{type(e).__name__}" + (" (apply the operator to a tensor)"
-                                                          if isinstance(e, Op) else ""), Span(OPS_FILE))
+            _raise(TeilInputError, f"output {name!r} must be a tensor expression such as (A*A*A)(u), not "
+                                   f"{type(e).__name__}" + (" (apply the operator to a tensor)"
+                                                            if isinstance(e, Op) else ""))
     leaves, params = _leaves(outs)
     names = {x.name for x in leaves}
     for name in outs:
         if name in names:
-            raise TeilInputError(f"output {name!r} is also the name of an input", Span(OPS_FILE))
+            _raise(TeilInputError, f"output {name!r} is also the name of an input")
     clash = sorted((names | set(outs)) & set(params))
     if clash:
-        raise TeilInputError(f"{', '.join(clash)}: the name of an allocation is also used as an extent "
-                             f"(shape parameter)", Span(OPS_FILE))
+        _raise(TeilInputError, f"{', '.join(clash)}: the name of an allocation is also used as an extent "
+                               f"(shape parameter)")
     low = _Lowering(lift, names | set(outs) | set(params))
     for name, e in outs.items():
         low.stmts.append(Stmt(name, low.value(e, name)))
