@@ -266,7 +266,10 @@ class Op:
         return self.__add__(other)
 
     def __rsub__(self, other: Any) -> Op:
-        return (-self).__radd__(other)
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
+            return -self
+        _raise(TeilInputError, f"{other!r} - {self}: cannot subtract an operator from a {type(other).__name__}; "
+                               f"a linear combination subtracts operators")
 
     def __truediv__(self, other: Any) -> Op:
         _raise(TeilInputError, f"{self} / {_show(other)}: an operator cannot be divided (TeIL has no inverse); "
@@ -433,8 +436,9 @@ class TExpr:
             if (op in ("mul", "div") and other == 1 and not (reflected and op == "div")) or \
                     (op in ("add", "sub") and other == 0 and not (reflected and op == "sub")):
                 return self
-            _raise(TeilInputError, f"{_show(self)} {_SYMBOL[op]} {other!r}: TeIL has no numeric constants "
-                                   f"(paper 000, Fig. 5); name the value, c = ops.Scalar('c'), and pass it as an input")
+            text = f"{other!r} {_SYMBOL[op]} {_show(self)}" if reflected else f"{_show(self)} {_SYMBOL[op]} {other!r}"
+            _raise(TeilInputError, f"{text}: TeIL has no numeric constants (paper 000, Fig. 5); name the value, "
+                                   f"c = ops.Scalar('c'), and pass it as an input")
         _raise(TeilInputError, f"cannot combine the tensor expression {_show(self)} with a {type(other).__name__} "
                                f"by {_SYMBOL[op]}: use ops.Tensor and ops.Scalar inputs")
 
@@ -669,14 +673,18 @@ class _Lowering:
         if isinstance(e, Pointwise):
             return self.pointwise(e, self.value(e.left, target), self.value(e.right, target))
         assert isinstance(e, Apply)
-        arg = self.value(e.arg, target)
         if self.lift:  # read by every term's first step: computed once
-            arg = self.materialise(arg, e.arg.shape, target)
+            name = self.materialise(self.value(e.arg, target), e.arg.shape, target).name
         # a term with coefficient +1 (times its scalars) first: TeIL has no negation
         terms = sorted(e.op.terms(), key=lambda t: t.sign < 0)
         out: Expr | None = None
         for t in terms:
-            v = self.lifted(arg, e.arg.shape, t.kron, target) if self.lift else self.nested(arg, e.arg.shape, t.kron)
+            # a fresh node for every read: a program is a tree (parser.py makes one); the plan
+            # check matches each read of the semantics to one node (plan_check.check_leaf)
+            if self.lift:
+                v = self.lifted(Var(name), e.arg.shape, t.kron, target)
+            else:
+                v = self.nested(self.value(e.arg, target), e.arg.shape, t.kron)
             for s in reversed(t.scalars):
                 v = Elem("mul", self.value(s, target), v)  # T-SMul
             out = v if out is None else Elem("add" if t.sign > 0 else "sub", out, v)
@@ -740,6 +748,10 @@ def _broadcast(e: Expr, lead: Shape) -> Expr:
     return e
 
 
+def _kind(x: Tensor | Scalar | Factor) -> str:
+    return "an operator" if isinstance(x, Factor) else "a scalar" if isinstance(x, Scalar) else "a tensor"
+
+
 def _leaves(outputs: Mapping[str, TExpr]) -> tuple[list[Tensor | Scalar | Factor], list[str]]:
     """The input allocations in first-use order, one per name, and the parameters."""
     seen: dict[str, tuple[Tensor | Scalar | Factor, Shape]] = {}
@@ -750,13 +762,12 @@ def _leaves(outputs: Mapping[str, TExpr]) -> tuple[list[Tensor | Scalar | Factor
             if not isinstance(x, (Tensor, Scalar, Factor)):
                 continue
             shape = x.shape
-            kind = type(x).__name__
             prev = seen.get(x.name)
             if prev is not None:
                 p, pshape = prev
                 if pshape != shape or isinstance(p, Factor) != isinstance(x, Factor):
-                    _raise(TeilInputError, f"{x.name!r} names two different inputs: a {type(p).__name__.lower()} "
-                                           f"{show_shape(pshape)} and a {kind.lower()} {show_shape(shape)}")
+                    _raise(TeilInputError, f"{x.name!r} names two different inputs: {_kind(p)} {show_shape(pshape)} "
+                                           f"and {_kind(x)} {show_shape(shape)}")
                 continue
             seen[x.name] = (x, shape)
             order.append(x)
