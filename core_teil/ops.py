@@ -82,7 +82,23 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .errors import NO_SPAN, Span, TeilError, TeilInputError, TeilTypeError
-from .syntax import Alloc, ContrAt, Decl, Dim, Elem, ElemOp, ExpaAt, Expr, Param, Prod, Program, Shape, Stmt, Var
+from .syntax import (
+    ELEM_OPS,
+    Alloc,
+    ContrAt,
+    Decl,
+    Dim,
+    Elem,
+    ElemOp,
+    ExpaAt,
+    Expr,
+    Param,
+    Prod,
+    Program,
+    Shape,
+    Stmt,
+    Var,
+)
 
 __all__ = [
     "Apply", "Combination", "Factor", "Kron", "Matrix", "Op", "OpTerm", "Operator", "Pointwise", "Scalar",
@@ -174,8 +190,10 @@ def _mismatch(a: Dim, b: Dim) -> tuple[str, dict[str, int]] | None:
         return None
     if isinstance(a, int) and isinstance(b, int):
         return f"{a} != {b}", cex
-    return (f"{a} == {b} does not hold for all parameter values; counterexample: "
-            + ", ".join(f"{k} = {v}" for k, v in sorted(cex.items()))), cex
+    text = f"{a} == {b} does not hold for all parameter values"
+    if cex:
+        text += "; counterexample: " + ", ".join(f"{k} = {v}" for k, v in sorted(cex.items()))
+    return text, cex
 
 
 def show_shape(shape: Shape) -> str:
@@ -262,6 +280,7 @@ class Op:
 
     def __sub__(self, other: Any) -> Op:
         if isinstance(other, Op):
+            _same_type(self, other, "-")
             return self + (-other)
         return self.__add__(other)
 
@@ -382,10 +401,10 @@ class OpTerm:
 class Combination(Op):
     """A linear combination of tensor products: the paper's "general tensor operators"."""
 
-    terms_: tuple[OpTerm, ...]
+    summands: tuple[OpTerm, ...]
 
     def terms(self) -> tuple[OpTerm, ...]:
-        return self.terms_
+        return self.summands
 
 
 def _combine(terms: tuple[OpTerm, ...]) -> Op:
@@ -482,8 +501,10 @@ class Tensor(TExpr):
     name: str
     extents: Shape
 
-    def __init__(self, name: str, *extents: Dim) -> None:
+    def __init__(self, name: str, *extents: Dim | Sequence[Dim]) -> None:
         _check_name(name, "Tensor name")
+        if len(extents) == 1 and isinstance(extents[0], (tuple, list)):  # Tensor("u", shape)
+            extents = tuple(extents[0])
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "extents", tuple(_check_extent(d, f"Tensor {name!r}") for d in extents))
 
@@ -561,6 +582,10 @@ class Pointwise(TExpr):
     right: TExpr
 
     def __post_init__(self) -> None:
+        if self.op not in ELEM_OPS or not isinstance(self.left, TExpr) or not isinstance(self.right, TExpr):
+            _raise(TeilInputError, f"an element-wise expression is one of {', '.join(ELEM_OPS)} on two tensor "
+                                   f"expressions, not {self.op!r} on {type(self.left).__name__} and "
+                                   f"{type(self.right).__name__}")
         a, b = self.left.shape, self.right.shape
         if not a or not b:
             return  # a scalar: T-SMul / T-SDiv, or broadcast over every dimension
