@@ -20,7 +20,9 @@ from typing import Any
 # reduction took 18 ms instead of 10 after a GEMM.  The user's own setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+# The operator language of paper 000, section 5 (issue 12): ``ct.ops.Matrix``, ``ct.ops.program``.
 from .errors import TeilError, TeilInputError, TeilResourceError, TeilSyntaxError, TeilTypeError, TeilUnknown
+from .frontends import ops
 from .lang.lowering import lower
 from .lang.syntax import Program
 from .proving.equiv import equiv
@@ -88,5 +90,5 @@ def compile(program: Program, params: dict[str, int] | None = None, pad: int | N
 __all__ = [
     "Program", "TeilError", "TeilInputError", "TeilResourceError", "TeilSyntaxError", "TeilTypeError",
     "TeilUnknown", "check", "compile", "einsum", "equiv", "evaluate", "format", "from_einsum", "load", "lower",
-    "parse", "prove",
+    "ops", "parse", "prove",
 ]

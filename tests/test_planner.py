@@ -153,3 +153,73 @@ def test_temps_are_laid_out_over_their_labels():
     p = plan(typed("examples/mttkrp.teil", {"I": 3, "J": 4, "K": 5, "L": 6}))
     for t in p.stmts[0].lowering.temps:
         assert isinstance(t, Temp) and set(t.layout or ()) <= set(t.labels)
+
+
+# --------------------------------------------------------------------------
+# Issue 12: einsum chains with small mixed extents (MAC2B's rows loop)
+# --------------------------------------------------------------------------
+
+
+def _chains() -> list[tuple[str, tuple[tuple[int, ...], ...]]]:
+    """Matrix chains of 2-6 operands over extents 1-8 (seeded), plain and with an operand
+    transposed or a shared batch label; the issue's own case first."""
+    rng = np.random.default_rng(12)
+    cases: list[tuple[str, tuple[tuple[int, ...], ...]]] = [
+        ("ab,bc,cd,de->ae", ((2, 3), (3, 4), (4, 2), (2, 3))),
+        ("ab,bc,cd,de->ae", ((20, 3), (3, 4), (4, 2), (2, 3))),
+    ]
+    for k in range(2, 7):
+        for _ in range(5):
+            ext = [int(x) for x in rng.choice([1, 2, 3, 4, 5, 8], size=k + 1)]
+            labels = "abcdefg"
+            terms = [labels[i] + labels[i + 1] for i in range(k)]
+            shapes = [(ext[i], ext[i + 1]) for i in range(k)]
+            variant = int(rng.integers(3))
+            if variant == 1:  # one operand stored transposed
+                q = int(rng.integers(k))
+                terms[q], shapes[q] = terms[q][::-1], shapes[q][::-1]
+            elif variant == 2:  # a batch label z shared by every operand
+                z = int(rng.choice([2, 3]))
+                terms, shapes = ["z" + t for t in terms], [(z, *s) for s in shapes]
+            out = ("z" if variant == 2 else "") + labels[0] + labels[k]
+            cases.append((",".join(terms) + "->" + out, tuple(shapes)))
+    return cases
+
+
+@pytest.mark.parametrize(("subscripts", "shapes"), _chains(), ids=lambda x: str(x).replace(" ", ""))
+def test_einsum_chains_plan_and_equal_numpy(subscripts, shapes):
+    """The planner gave MAC2B ops whose rows loop it had taken as the parallel loop
+    (planner.single), a two-loop nest that plan_check refused: ct.compile raised
+    PlanRejected for 'ab,bc,cd,de->ae' on 2x3, 3x4, 4x2, 2x3 and ct.einsum fell back to the
+    reference engine.  Now every chain compiles, and both entry points agree with numpy."""
+    rng = np.random.default_rng(len(subscripts))
+    xs = [rng.standard_normal(s) for s in shapes]
+    want = np.einsum(subscripts, *xs)
+    program = ct.from_einsum(subscripts, *shapes)
+    kernel = ct.compile(program)  # raised PlanRejected before the fix
+    names = [a.name for a in program.inputs()]
+    got = kernel(**dict(zip(names, xs, strict=True)))[program.outputs()[0].name]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ct.einsum(subscripts, *xs), want, rtol=1e-12, atol=1e-12)
+    for sp in plan(check_program(program, {})).stmts:
+        for call in sp.calls:
+            for d in call.ops:
+                if d.kind in planner.KERNEL_LOOPS:  # the kernel's own loops are all still there
+                    assert planner.smallb_shape([list(lp) for lp in d.loops])
+
+
+def test_plan_check_rejects_a_small_matrix_op_parallel_over_its_rows():
+    """The corrupted plan is the one the planner used to build: MAC2B's rows loop p popped
+    out of the kernel's three loops (p, k, j) and run as the parallel batch."""
+    from core_teil.native.plan_check import PlanRejected, check_plan
+
+    p = plan(check_program(ct.from_einsum("ab,bc,cd,de->ae", (2, 3), (3, 4), (4, 2), (2, 3)), {}))
+    check_plan(p)  # the planner's own plan passes
+    call, d = next((c, d) for sp in p.stmts for c in sp.calls for d in c.ops
+                   if d.kind.startswith("mac2b") and len(d.loops) == 3 and c.nbatch == 1)
+    (rows, *rest) = d.loops
+    d.par, d.loops = 0, tuple(rest)
+    d.nbatch = call.nbatch = rows[0]
+    d.batch_strides = tuple(rows[1:])
+    with pytest.raises(PlanRejected, match="small-matrix op outside the kernel's limits"):
+        check_plan(p)

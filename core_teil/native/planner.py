@@ -1286,10 +1286,23 @@ def stream_blas(calls: list[Call]) -> None:
         q += 1
 
 
+#: The innermost loops that an op kind's kernel runs itself (teil_kernels.h): MAC2B's
+#: ``tk_smallb`` takes the last three (rows p, summed k, small j; :func:`smallb_shape`).
+KERNEL_LOOPS: dict[str, int] = {"mac2b": 3, "mac2b_set": 3}
+
+
 def single(d: OpDesc) -> Call:
-    """An op on its own, parallel over its outermost loop that writes distinct outputs."""
+    """An op on its own, parallel over its outermost loop that writes distinct outputs.
+
+    The parallel loop is never one of the loops the op's kernel runs itself
+    (:data:`KERNEL_LOOPS`): taking MAC2B's rows loop ``p`` left a two-loop nest
+    that is not MAC2B's shape, so that plan_check refused the plan of
+    ``'ab,bc,cd,de->ae'`` on 2x3, 3x4, 4x2, 2x3 (issue 12).  Without an outer
+    loop that moves the output, the op runs as one element (its kernel is a few
+    hundred multiply-adds per row)."""
     loops = [list(lp) for lp in d.loops]
-    par = next((i for i, lp in enumerate(loops) if lp[1] != 0 and lp[0] >= 2), None)
+    outer = len(loops) - KERNEL_LOOPS.get(d.kind, 0)
+    par = next((i for i, lp in enumerate(loops[:max(outer, 0)]) if lp[1] != 0 and lp[0] >= 2), None)
     if par is None:
         d.nbatch = 1
         d.batch_strides = tuple(0 for _ in d.operands)
