@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from core_teil.errors import TeilInputError, TeilTypeError
@@ -233,3 +235,33 @@ def test_derivation_records_every_subexpression_type() -> None:
     assert rules == ["T-Red+", "T-Diag", "T-Prod", "T-Var", "T-Var"]
     shapes = [d.shape for d in typed.derivations[0].expr.walk()]
     assert shapes == [(2, 5), (2, 3, 5), (2, 3, 3, 5), (2, 3), (3, 5)]
+
+
+def test_a_program_that_shares_a_node_is_typed_run_and_proved_as_a_tree() -> None:
+    """``add A A`` built in Python with one ``Var`` object twice (and a shared ``transp`` subtree
+    across two operands): every engine identifies a read by its node, so the typed program is a
+    tree; the native plan check used to reject the shared read as an internal error."""
+    import dataclasses
+
+    import numpy as np
+
+    import core_teil as ct
+    from core_teil.lang.syntax import as_tree, walk
+
+    p = ct.parse("input alloc A : [3, 3]\noutput alloc B : [3, 3]\noutput alloc C : [3, 3]\n"
+                 "B = add A A\nC = mul (transp 1 B) (transp 1 B)\n")
+    s1, s2 = p.stmts
+    def twice(s: Any) -> Any:  # the statement's right operand replaced by its left one, the same object
+        return dataclasses.replace(s, expr=dataclasses.replace(s.expr, right=s.expr.left))
+
+    shared = dataclasses.replace(p, stmts=(twice(s1), twice(s2)))
+    assert shared.stmts[0].expr.left is shared.stmts[0].expr.right
+    assert as_tree(p) is p  # a tree is left alone
+    tree = as_tree(shared)
+    ids = [id(n) for s in tree.stmts for n in walk(s.expr)]
+    assert len(ids) == len(set(ids)) and tree == shared  # the same program, as a tree
+    a = np.arange(9.0).reshape(3, 3)
+    want = (2 * a.T) ** 2
+    assert np.array_equal(ct.evaluate(shared, {"A": a})["C"], want)
+    assert np.array_equal(ct.compile(shared)(A=a)["C"], want)
+    assert ct.prove(shared).ok and ct.prove(shared, pad=4).ok

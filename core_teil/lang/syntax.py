@@ -11,7 +11,7 @@ trees are equal exactly when they are the same program (``parse(format(p))
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
 from ..errors import NO_SPAN, Span
@@ -200,6 +200,47 @@ def walk(e: Expr) -> Iterator[Expr]:
         node = stack.pop()
         yield node
         stack.extend(reversed(node.children()))
+
+
+def as_tree(program: Program) -> Program:
+    """The program with no expression node object in two places (itself when there is none).
+
+    The parser always builds trees, but a program built in Python may share a node
+    (``Elem("add", a, a)``).  Its meaning is the same, yet the engines and the
+    proofs identify a read ``μ(x)(k)`` of the semantics by the node that makes it
+    (the native plan is checked read by read), so every occurrence but the first
+    becomes a copy.  Without recursion, as :func:`walk`: deep trees are legal."""
+    seen: set[int] = set()
+    shared = False
+    for s in program.stmts:
+        for node in walk(s.expr):
+            shared |= id(node) in seen
+            seen.add(id(node))
+    if not shared:
+        return program
+    seen.clear()
+    return replace(program, stmts=tuple(replace(s, expr=_unshare(s.expr, seen)) for s in program.stmts))
+
+
+def _unshare(root: Expr, seen: set[int]) -> Expr:
+    """Post-order rebuild of one expression: a node met before (or with a copied child) is copied."""
+    done: list[Expr] = []
+    stack: list[tuple[Expr, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        names = [f.name for f in fields(node) if isinstance(getattr(node, f.name), Expr)]
+        if not children_done:
+            stack.append((node, True))
+            stack.extend((getattr(node, n), False) for n in reversed(names))
+            continue
+        new = done[len(done) - len(names):]
+        del done[len(done) - len(names):]
+        if id(node) in seen or any(a is not getattr(node, n) for a, n in zip(new, names, strict=True)):
+            node = replace(node, **dict(zip(names, new, strict=True)))
+        else:
+            seen.add(id(node))
+        done.append(node)
+    return done[0]
 
 
 def depth(e: Expr) -> int:

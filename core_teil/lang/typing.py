@@ -48,6 +48,7 @@ from .syntax import (
     Transp,
     TranspAt,
     Var,
+    as_tree,
 )
 
 Context = dict[str, Shape]  # Γ: allocation name -> declared shape
@@ -474,7 +475,11 @@ def ok_stmt(c: Checker, s: Stmt) -> StmtDerivation:
 
 
 def check_program(program: Program, params: dict[str, int] | None = None) -> TypedProgram:
-    """OK-Prog: form Γ from the allocations, then judge every statement ok."""
+    """OK-Prog: form Γ from the allocations, then judge every statement ok.
+
+    The typed program is a tree (:func:`~core_teil.lang.syntax.as_tree`): types, and the
+    reads of the semantics, are recorded per node."""
+    program = as_tree(program)
     solver = ShapeSolver(program, params)
     c = Checker(program, solver, {})
     seen: dict[str, Span] = {}
