@@ -235,6 +235,25 @@ def test_kernel_is_cached() -> None:
     assert len(frontends_einsum._KERNELS) == n
 
 
+def test_a_refused_native_plan_runs_on_the_reference_engine_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planner bug (the independent plan check refuses the plan) never runs the plan, and is not
+    hidden: ct.einsum warns (the test suite turns that warning into an error) and falls back."""
+    from core_teil.errors import NO_SPAN
+    from core_teil.frontends import einsum as frontends_einsum
+    from core_teil.native import engine
+    from core_teil.native.plan_check import PlanRejected
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise PlanRejected("statement 1: a read that is not one read of the semantics", NO_SPAN)
+
+    monkeypatch.setattr(engine, "compile", refuse)
+    monkeypatch.setattr(frontends_einsum, "_KERNELS", type(frontends_einsum._KERNELS)())
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    with pytest.warns(RuntimeWarning, match="the native plan was refused by the plan check"):
+        got = ct.einsum("ij,jk->ik", a, b)
+    np.testing.assert_array_equal(got, a @ b)
+
+
 # -- the CLI -----------------------------------------------------------------------------
 
 

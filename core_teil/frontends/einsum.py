@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 import threading
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -439,10 +440,12 @@ def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | Non
 
             try:
                 entry = (program, native_compile(program, {}, pad))
-            except PlanRejected:
+            except PlanRejected as exc:
                 # The proofs hold (certify ran first) but the independent plan check refused the
-                # native plan (a planner bug, e.g. 'ab,bc,cd,de->ae' on 2x3,3x4,4x2,2x3): the
-                # certified program runs on the reference engine instead, never on that plan.
+                # native plan: a planner bug.  The certified program runs on the reference engine
+                # instead, never on that plan -- and says so, so that the bug is not hidden.
+                warnings.warn(f"ct.einsum({subscripts!r}): the native plan was refused by the plan check "
+                              f"({exc.message}); running on the reference engine", RuntimeWarning, stacklevel=3)
                 entry = (program, None)
         else:
             from ..proving.prove import prove
