@@ -40,6 +40,7 @@ from core_teil.semantics.sequences import RankUndecided, Seq, as_seq
 
 from .kernel import EVERY_RANK, Lemma, Obligation, case_of
 from .padding import M
+from .safety import Logic, spec_rules
 from .schema import CEIL
 
 _fresh = itertools.count()
@@ -290,36 +291,9 @@ def wd_generic_obligations(g: Generic, pad: Any = None) -> Iterator[Obligation]:
 # --------------------------------------------------------------------------
 
 
-def spec_rules(e: Expr, ts: list[Seq], args: dict[str, z3.ArithRef]) -> list[tuple[str, z3.BoolRef, Seq]]:
-    """The rules of SPEC.md section 3 that can conclude ``e : t``, as (rule, premise, t) over
-    shapes of unknown rank; ``proofs.safety.spec_rules`` is the same table for concrete ranks.
-    Positions are the table's, written anew (not typing.py's helpers)."""
-    if isinstance(e, Elem):
-        t0, t1 = ts
-        alts = [("T-Elem", t0.equals(t1), t0)]
-        if e.op == "mul":
-            alts.append(("T-SMul", t0.length == 0, t1))
-        if e.op == "div":
-            alts.append(("T-SDiv", t1.length == 0, t0))
-        return alts
-    if isinstance(e, Prod):
-        return [("T-Prod", z3.BoolVal(True), ts[0] + ts[1])]
-    (t,) = ts
-    if isinstance(e, Red):
-        return [("T-Red", t.length >= 1, t[1:])]
-    if isinstance(e, Contr):
-        return [("T-Contr", z3.And(t.length >= 2, t[0] == t[1]), t[2:])]
-    if isinstance(e, Diag):
-        return [("T-Diag", z3.And(t.length >= 2, t[0] == t[1]), (t[0],) + t[2:])]
-    if isinstance(e, Transp):
-        i = args["i"]
-        return [("T-Transp", z3.And(i >= 1, i < t.length), t[: i - 1] + (t[i], t[i - 1]) + t[i + 1 :])]
-    if isinstance(e, Expa):
-        return [("T-Expa", args["d"] >= 1, (args["d"],) + t)]
-    if isinstance(e, Proj):
-        m = args["m"]
-        return [("T-Proj", z3.And(t.length >= 1, m >= 1, m <= t[0]), t[1:])]
-    raise ValueError(f"no rule for {type(e).__name__}")
+#: :func:`proofs.safety.spec_rules`, the one rule table, read over shapes of unknown rank.
+SEQ_LOGIC = Logic(lambda a, b: a == b, lambda a, b: a <= b, lambda *xs: z3.And(*xs) if xs else z3.BoolVal(True),
+                  z3.BoolVal(True), lambda s, u: s.equals(u))
 
 
 def rule_schemata(case: str) -> Iterator[Generic]:
@@ -356,7 +330,8 @@ def typing_rule_generic_obligations(case: str) -> Iterator[Obligation]:
         ts = [as_seq(g.holes[c.name]) for c in g.expr.children()] if g.expr.children() \
             else [as_seq(g.holes[g.expr.name])]  # type: ignore[attr-defined]
         args = {a: getattr(g.expr, a) for a in ("i", "d", "m") if hasattr(g.expr, a)}
-        alts = [("T-Var", z3.BoolVal(True), ts[0])] if isinstance(g.expr, Var) else spec_rules(g.expr, ts, args)
+        alts = ([("T-Var", z3.BoolVal(True), ts[0])] if isinstance(g.expr, Var)
+                else spec_rules(g.expr, ts, args, SEQ_LOGIC))
         params = [h for t in g.holes.values() for h in positive(t)]
         side = z3.And(*oracle.assumed)
         got = as_seq(d.shape)

@@ -6,7 +6,8 @@ over a hole; then Lemma 4.3 by the kernel's structural induction; OK-Stmt
 inversion and Theorem 4.4; St-Stmt (Lemma 4.5); St-Seq and Theorem 4.6 by
 induction on the statements.  Lemma 4.1 (typing is unique and computable)
 compares ``typing.py`` with the rule table of SPEC.md section 3, restated
-here once as :func:`spec_rules`: per rule with symbolic extents (Z3), and
+here once as :func:`spec_rules` (for every rank; :mod:`proofs.ranks` reads the same
+table over shapes of unknown length): per rule with symbolic extents (Z3), and
 exhaustively on every expression up to :data:`ENUM_SIZE` nodes.
 
 "Well-defined" means what it means in the paper: evaluation never reads the
@@ -277,54 +278,79 @@ def st_stmt_obligations(pad: Any = None) -> Iterator[Obligation]:
 
 @dataclass(frozen=True)
 class Logic:
-    """Booleans over extents: Z3 terms for symbolic extents, Python bools for concrete ones."""
+    """Booleans over extents and shapes, for the one rule table :func:`spec_rules`: Python bools for
+    concrete extents, Z3 terms for symbolic ones; shapes are tuples (a known rank) or, in
+    :mod:`proofs.ranks`, :class:`~core_teil.semantics.sequences.Seq` (an unknown rank)."""
 
     eq: Callable[[Any, Any], Any]
     le: Callable[[Any, Any], Any]
     conj: Callable[..., Any]
     true: Any
+    #: Two shapes of equal rank are equal (T-Elem's premise).
+    same: Callable[[Any, Any], Any]
 
 
-Z3_LOGIC = Logic(lambda a, b: a == b, lambda a, b: a <= b, lambda *xs: z3.And(*xs) if xs else z3.BoolVal(True),
-                 z3.BoolVal(True))
-PY_LOGIC = Logic(lambda a, b: a == b, lambda a, b: a <= b, lambda *xs: all(xs), True)
+def _z3_and(*xs: Any) -> z3.BoolRef:
+    return z3.And(*xs) if xs else z3.BoolVal(True)
 
 
-def _swap_adjacent(t: tuple, i: int) -> tuple:
-    """``swap_i t``: positions i and i+1 (1-based) exchanged -- written anew, not typing.swap."""
-    return (*t[: i - 1], t[i], t[i - 1], *t[i + 1 :])
+Z3_LOGIC = Logic(lambda a, b: a == b, lambda a, b: a <= b, _z3_and, z3.BoolVal(True),
+                 lambda s, u: _z3_and(*[a == b for a, b in zip(s, u, strict=True)]))
+PY_LOGIC = Logic(lambda a, b: a == b, lambda a, b: a <= b, lambda *xs: all(xs), True,
+                 lambda s, u: all(a == b for a, b in zip(s, u, strict=True)))
 
 
-def spec_rules(e: Expr, ts: Sequence[tuple], args: dict[str, Any], L: Logic) -> list[tuple[str, Any, tuple]]:
-    """The rules of SPEC.md section 3 that can conclude ``e : t``: (rule, premise, t).
+def _rank(t: Any) -> Any:
+    """A shape's rank: a number for a tuple, a Z3 term for a sequence of unknown length."""
+    return len(t) if isinstance(t, tuple) else t.length
 
-    ``ts`` are the children's types; ``args`` the extents written in ``e``
-    (``d`` of expa, ``m`` of proj) as terms of the same logic."""
+
+def _rule(L: Logic, name: str, rank_ok: Any, premise: Callable[[], Any], shape: Callable[[], Any]) -> list:
+    """One alternative of the table.  ``rank_ok`` is the rule's condition on ranks: a Python bool when
+    the ranks are known (then a rule that does not apply is left out, and its premise and shape,
+    which may index past the end, are never built), else a Z3 term conjoined with the premise."""
+    if isinstance(rank_ok, bool):
+        return [(name, premise(), shape())] if rank_ok else []
+    return [(name, z3.And(rank_ok, premise()), shape())]
+
+
+def _both(a: Any, b: Any) -> Any:
+    return a and b if isinstance(a, bool) and isinstance(b, bool) else z3.And(a, b)
+
+
+def spec_rules(e: Expr, ts: Sequence[Any], args: dict[str, Any], L: Logic) -> list[tuple[str, Any, Any]]:
+    """The rules of SPEC.md section 3 that can conclude ``e : t``: (rule, premise, t).  Written once,
+    for every rank: over tuples (:data:`PY_LOGIC`, :data:`Z3_LOGIC`) and over sequences of unknown
+    length (``proofs.ranks.SEQ_LOGIC``), with the table's own positions (not typing.py's helpers).
+
+    ``ts`` are the children's types; ``args`` the extents written in ``e`` (``d`` of expa, ``m``
+    of proj) and, for rank-generic schemata, the position ``i`` of transp, as terms of the logic."""
     if isinstance(e, Elem):
         t0, t1 = ts
-        alts = []
-        if len(t0) == len(t1):
-            alts.append(("T-Elem", L.conj(*[L.eq(a, b) for a, b in zip(t0, t1, strict=True)]), t0))
-        if e.op == "mul" and len(t0) == 0:
-            alts.append(("T-SMul", L.true, t1))
-        if e.op == "div" and len(t1) == 0:
-            alts.append(("T-SDiv", L.true, t0))
+        alts = _rule(L, "T-Elem", _rank(t0) == _rank(t1), lambda: L.same(t0, t1), lambda: t0)
+        if e.op == "mul":
+            alts += _rule(L, "T-SMul", _rank(t0) == 0, lambda: L.true, lambda: t1)
+        if e.op == "div":
+            alts += _rule(L, "T-SDiv", _rank(t1) == 0, lambda: L.true, lambda: t0)
         return alts
     if isinstance(e, Prod):
-        return [("T-Prod", L.true, (*ts[0], *ts[1]))]
+        return [("T-Prod", L.true, ts[0] + ts[1])]
     (t,) = ts
     if isinstance(e, Red):
-        return [("T-Red", L.true, t[1:])] if len(t) >= 1 else []
+        return _rule(L, "T-Red", _rank(t) >= 1, lambda: L.true, lambda: t[1:])
     if isinstance(e, Contr):
-        return [("T-Contr", L.eq(t[0], t[1]), t[2:])] if len(t) >= 2 else []
+        return _rule(L, "T-Contr", _rank(t) >= 2, lambda: L.eq(t[0], t[1]), lambda: t[2:])
     if isinstance(e, Diag):
-        return [("T-Diag", L.eq(t[0], t[1]), (t[0], *t[2:]))] if len(t) >= 2 else []
+        return _rule(L, "T-Diag", _rank(t) >= 2, lambda: L.eq(t[0], t[1]), lambda: (t[0],) + t[2:])
     if isinstance(e, Transp):
-        return [("T-Transp", L.true, _swap_adjacent(t, e.i))] if 1 <= e.i < len(t) else []
+        i = args.get("i", e.i)
+        return _rule(L, "T-Transp", _both(i >= 1, i < _rank(t)), lambda: L.true,
+                     lambda: t[: i - 1] + (t[i], t[i - 1]) + t[i + 1 :])
     if isinstance(e, Expa):
-        return [("T-Expa", L.le(1, args["d"]), (args["d"], *t))]
+        return [("T-Expa", L.le(1, args["d"]), (args["d"],) + t)]
     if isinstance(e, Proj):
-        return [("T-Proj", L.conj(L.le(1, args["m"]), L.le(args["m"], t[0])), t[1:])] if len(t) >= 1 else []
+        m = args["m"]
+        return _rule(L, "T-Proj", _rank(t) >= 1, lambda: L.conj(L.le(1, m), L.le(m, t[0])), lambda: t[1:])
     raise ValueError(f"no rule for {type(e).__name__}")
 
 
