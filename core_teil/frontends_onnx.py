@@ -79,6 +79,10 @@ ONNX_FILE = "<onnx>"
 SUPPORTED_OPS = ("Add", "Constant", "Div", "Einsum", "Expand", "Gemm", "Identity", "MatMul", "Mul", "ReduceSum",
                  "Squeeze", "Sub", "Transpose", "Unsqueeze")
 
+#: What a graph input that is no tensor is, in words (``TypeProto``'s ``value`` field).
+_KINDS = {"sequence_type": "a sequence", "optional_type": "an optional", "map_type": "a map",
+          "sparse_tensor_type": "a sparse tensor", "opaque_type": "an opaque value"}
+
 #: ``TensorProto`` element types computed on as reals (float64; SPEC.md section 4).
 _FLOAT_TYPE_NAMES = ("FLOAT", "DOUBLE", "FLOAT16", "BFLOAT16")
 
@@ -287,30 +291,33 @@ class _Translator:
                                  f"reals (float64), so it translates float, double, float16 and bfloat16 "
                                  f"tensors only", span, "onnx")
 
-    def shape_of(self, vi: Any, what: str, span: Span) -> Shape:
-        """A graph input's shape: literal extents and ``dim_param`` names (shape parameters)."""
+    def shape_of(self, vi: Any, span: Span) -> Shape:
+        """A graph input's shape: literal extents and ``dim_param`` names (shape parameters).
+
+        ``span`` names the input, so the messages do not repeat it."""
         kind = vi.type.WhichOneof("value")
         if kind != "tensor_type":
-            raise TeilInputError(f"{what} is {'a ' + kind if kind else 'of no declared type'}, not a tensor; "
-                                 f"core-teil translates tensors only", span, "onnx")
+            what = _KINDS.get(kind, f"a {kind}") if kind else "of no declared type"
+            raise TeilInputError(f"{vi.name!r} is {what}, not a tensor; core-teil translates tensors only",
+                                 span, "onnx")
         tt = vi.type.tensor_type
-        self.check_float(tt.elem_type, what, span)
+        self.check_float(tt.elem_type, repr(vi.name), span)
         if not tt.HasField("shape"):
-            raise TeilInputError(f"{what} has no shape (its rank is unknown); core-teil needs the rank and every "
-                                 f"extent, literal (dim_value) or named (dim_param)", span, "onnx")
+            raise TeilInputError(f"{vi.name!r} has no shape (its rank is unknown); core-teil needs the rank and "
+                                 f"every extent, literal (dim_value) or named (dim_param)", span, "onnx")
         dims: list[Dim] = []
         for i, d in enumerate(tt.shape.dim, start=1):
             which = d.WhichOneof("value")
             if which == "dim_value" and d.dim_value >= 1:
                 dims.append(int(d.dim_value))
             elif which == "dim_value":
-                raise TeilInputError(f"{what}: dimension {i} has extent {d.dim_value}; Core-TeIL extents are "
-                                     f">= 1 (SPEC.md section 1)", span, "onnx")
+                raise TeilInputError(f"dimension {i} of {vi.name!r} has extent {d.dim_value}; Core-TeIL extents "
+                                     f"are >= 1 (SPEC.md section 1)", span, "onnx")
             elif which == "dim_param" and d.dim_param:
                 dims.append(self.param(d.dim_param))
             else:
-                raise TeilInputError(f"{what}: dimension {i} is dynamic without a name; give it a dim_param "
-                                     f"(it becomes a shape parameter) or a dim_value", span, "onnx")
+                raise TeilInputError(f"dimension {i} of {vi.name!r} is dynamic without a name; give it a "
+                                     f"dim_param (it becomes a shape parameter) or a dim_value", span, "onnx")
         return tuple(dims)
 
     # -- declarations --
@@ -335,7 +342,7 @@ class _Translator:
                 # e.g. int64 axes fed at run time: refused where a node reads it (non-float, or non-constant)
                 self.tensors[vi.name] = _Tensor(vi.name, None, None, vi.type.tensor_type.elem_type, label)
                 continue
-            shape = self.shape_of(vi, label, span)
+            shape = self.shape_of(vi, span)
             alloc = self.ident(vi.name)
             self.tensors[vi.name] = _Tensor(vi.name, alloc, shape, vi.type.tensor_type.elem_type, label)
             self.declare(alloc, shape, "input", label)
