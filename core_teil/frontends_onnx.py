@@ -412,9 +412,12 @@ class _Translator:
         decls: list[Decl] = [Param(tuple(self.params.values()))] if self.params else []
         # inputs (graph inputs, then constants in order of first use) before the nodes' allocations
         decls += sorted(self.allocs.values(), key=lambda a: a.qual != "input")
-        bare = Program("full", tuple(decls), tuple(self.stmts), file=self.file)
+        # The program's name is not the model's path: ct.prove reads Program.file as the program's
+        # text when it is given none, and a small model's bytes can be valid UTF-8.  Spans keep the path.
+        name = self.file if self.file == ONNX_FILE else f"onnx:{self.file}"
+        bare = Program("full", tuple(decls), tuple(self.stmts), file=name)
         text = format_program(bare)
-        program = _with_spans(parse(text, self.file), self.stmt_labels, self.alloc_labels)
+        program = replace(_with_spans(parse(text, self.file), self.stmt_labels, self.alloc_labels), file=name)
         assert program == bare, "printing and parsing must give back the translated program"
         inputs = tuple((vi.name, t.alloc) for vi in self.graph.input
                        if (t := self.tensors.get(vi.name)) is not None and t.alloc is not None and t.value is None)
@@ -426,8 +429,7 @@ class _Translator:
         if node.domain not in ("", "ai.onnx"):
             raise TeilInputError(f"unsupported op {node.op_type!r} of domain {node.domain!r}: core-teil translates "
                                  f"the ops {', '.join(SUPPORTED_OPS)} of the default domain", span, "onnx")
-        handler = _HANDLERS.get(node.op_type)
-        if handler is None:
+        if node.op_type not in _HANDLERS:
             raise TeilInputError(f"unsupported op {node.op_type!r}: core-teil translates "
                                  f"{', '.join(SUPPORTED_OPS)}", span, "onnx")
         outs = [o for o in node.output if o]
@@ -441,7 +443,7 @@ class _Translator:
         if node.op_type == "Constant":
             self.constant_node(node, attrs, label, span)
             return
-        expr, shape, elem_type = handler(self, node, attrs, span)
+        expr, shape, elem_type = _HANDLERS[node.op_type](self, node, attrs, span)
         alloc = self.ident(out)
         self.tensors[out] = _Tensor(out, alloc, shape, elem_type, label)
         self.declare(alloc, shape, "output" if out in self.out_names else None, label)
