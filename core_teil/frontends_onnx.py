@@ -151,10 +151,10 @@ def broadcast_shape(a: Shape, b: Shape) -> Shape:
     pb: list[Dim | None] = [None] * (r - len(b)) + list(b)
     out: list[Dim] = []
     for x, y in zip(pa, pb, strict=True):
-        if x is None or x == 1:
-            out.append(y if y is not None else x)  # type: ignore[arg-type]
-        else:
-            out.append(x if y is None or y == 1 else y)
+        if x is not None and (y is None or y == 1):
+            out.append(x)
+        elif y is not None:
+            out.append(y)  # x missing or 1, equal extents, or a mismatch that the checker rejects
     return tuple(out)
 
 

@@ -177,3 +177,33 @@ def test_run_node_and_the_reference_engine() -> None:
         [onnx.helper.make_tensor_value_info("a", onnx.TensorProto.DOUBLE, [2])],
         [onnx.helper.make_tensor_value_info("c", onnx.TensorProto.DOUBLE, [2])]))
     assert not CoreTeilBackend.is_compatible(relu)
+
+
+def test_the_backend_refuses_bad_calls() -> None:
+    case = _CASES["test_matmul_2d"]
+    inputs, _ = case.data_sets[0]
+    rep = CoreTeilBackend.prepare(case.model)
+    with pytest.raises(ct.TeilInputError, match="3 inputs given, but the model takes 2"):
+        rep.run([*inputs, inputs[0]])
+    with pytest.raises(ct.TeilInputError, match="graph input 'b' is not given"):
+        rep.run({"a": inputs[0]})
+    with pytest.raises(ct.TeilInputError, match="engine must be"):
+        CoreTeilBackend.prepare(case.model, engine="gpu")
+    with pytest.raises(ct.TeilInputError, match="not on 'CUDA'"):
+        CoreTeilBackend.prepare(case.model, "CUDA")
+    (out,) = rep.run(inputs)  # and the same calls done right
+    np.testing.assert_allclose(out, inputs[0] @ inputs[1], rtol=1e-6)
+
+
+def test_shape_inputs_are_compiled_once_per_value() -> None:
+    """ReduceSum's axes fed at run time: one program per distinct value, each right; a value
+    that contradicts the declared output shape [3, 1, 2] is refused, not run."""
+    case = _CASES["test_reduce_sum_keepdims_random"]
+    (data, _), _ = case.data_sets[0]
+    rep = CoreTeilBackend.prepare(case.model)
+    for ax in ([1], [-2], [1]):
+        (out,) = rep.run([data, np.array(ax, dtype=np.int64)])
+        np.testing.assert_allclose(out, data.sum(axis=tuple(ax), keepdims=True), rtol=1e-6)
+    assert len(rep._prepared) == 2
+    with pytest.raises(ct.TeilError, match="OK-Stmt"):
+        rep.run([data, np.array([0], dtype=np.int64)])
