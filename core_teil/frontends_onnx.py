@@ -256,6 +256,7 @@ class _Translator:
         self.stmts: list[Stmt] = []
         self.stmt_labels: list[str] = []
         self.out_names = {vi.name for vi in self.graph.output}
+        self.names: dict[str, str] = {}  # ONNX tensor name -> allocation name
 
     # -- names --
 
@@ -271,6 +272,12 @@ class _Translator:
             s, k = f"{base}_{k}", k + 1
         self.taken.add(s)
         return s
+
+    def alloc_name(self, tensor: str) -> str:
+        """The allocation name of an ONNX tensor (``graph_inputs`` names them all first)."""
+        if tensor not in self.names:
+            self.names[tensor] = self.ident(tensor)
+        return self.names[tensor]
 
     def param(self, dim_param: str) -> str:
         if dim_param not in self.params:
@@ -332,6 +339,10 @@ class _Translator:
             value = onnx.numpy_helper.to_array(init)
             self.tensors[init.name] = _Tensor(init.name, None, tuple(int(x) for x in value.shape), init.data_type,
                                               f"initializer {init.name!r}", value)
+        # Every tensor is named before any parameter or generated constant, so that it keeps its name.
+        for name in [*(vi.name for vi in self.graph.input), *(i.name for i in self.graph.initializer),
+                     *(o for n in self.graph.node for o in n.output if o), *(vi.name for vi in self.graph.output)]:
+            self.alloc_name(name)
         for vi in self.graph.input:
             if vi.name in self.tensors:
                 continue  # an initializer listed as an input too (IR < 4): its value is the default
@@ -342,14 +353,13 @@ class _Translator:
                 # e.g. int64 axes fed at run time: refused where a node reads it (non-float, or non-constant)
                 self.tensors[vi.name] = _Tensor(vi.name, None, None, vi.type.tensor_type.elem_type, label)
                 continue
+            alloc = self.alloc_name(vi.name)
             shape = self.shape_of(vi, span)
-            alloc = self.ident(vi.name)
             self.tensors[vi.name] = _Tensor(vi.name, alloc, shape, vi.type.tensor_type.elem_type, label)
             self.declare(alloc, shape, "input", label)
 
-    def constant_alloc(self, raw: str, value: np.ndarray, label: str) -> str:
-        """An ``input`` allocation whose value comes with the model."""
-        alloc = self.ident(raw)
+    def constant_alloc(self, alloc: str, value: np.ndarray, label: str) -> str:
+        """``alloc``, an ``input`` allocation whose value comes with the model."""
         arr = np.array(value, dtype=np.float64)  # a copy: the caller's array stays the caller's
         self.constants[alloc] = arr
         self.declare(alloc, tuple(int(x) for x in arr.shape), "input", label)
@@ -378,7 +388,7 @@ class _Translator:
             if t.value is None or t.value.size == 0:
                 raise TeilInputError(f"{what} {t.name!r} ({t.origin}) has an extent 0; Core-TeIL extents "
                                      f"are >= 1", span, "onnx")
-            t = replace(t, alloc=self.constant_alloc(t.name, t.value, t.origin))
+            t = replace(t, alloc=self.constant_alloc(self.alloc_name(t.name), t.value, t.origin))
             self.tensors[t.name] = t
         assert t.shape is not None
         return Var(t.alloc), t.shape  # type: ignore[arg-type]
@@ -397,7 +407,7 @@ class _Translator:
 
     def scalar(self, raw: str, value: float, label: str) -> Var:
         """A constant scalar as an input allocation (TeIL has no numeric literals)."""
-        return Var(self.constant_alloc(raw, np.array(value, dtype=np.float64), label))
+        return Var(self.constant_alloc(self.ident(raw), np.array(value, dtype=np.float64), label))
 
     # -- the graph --
 
@@ -444,7 +454,7 @@ class _Translator:
             self.constant_node(node, attrs, label, span)
             return
         expr, shape, elem_type = _HANDLERS[node.op_type](self, node, attrs, span)
-        alloc = self.ident(out)
+        alloc = self.alloc_name(out)
         self.tensors[out] = _Tensor(out, alloc, shape, elem_type, label)
         self.declare(alloc, shape, "output" if out in self.out_names else None, label)
         self.stmts.append(Stmt(alloc, expr))

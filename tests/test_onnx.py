@@ -216,6 +216,42 @@ def test_every_op_equals_numpy_and_onnx_reference(name: str) -> None:
         np.testing.assert_allclose(c, w, rtol=1e-12, atol=1e-12)
 
 
+def _random_case(rng: np.random.Generator) -> tuple[str, list[int], list[int]]:
+    """A broadcasting element-wise op or a MatMul on random (compatible) shapes with extents 1."""
+    op = str(rng.choice(["Add", "Sub", "Mul", "Div", "MatMul"]))
+    if op != "MatMul":
+        out = [int(rng.integers(1, 4)) for _ in range(int(rng.integers(0, 5)))]
+
+        def part() -> list[int]:
+            rank = int(rng.integers(0, len(out) + 1))
+            return [1 if rng.random() < 0.4 else d for d in out[len(out) - rank:]]
+
+        return op, part(), part()
+    k, ranks = int(rng.integers(1, 4)), (int(rng.integers(1, 5)), int(rng.integers(1, 5)))
+    batch = [int(rng.integers(1, 4)) for _ in range(max(ranks) - 2)]
+    shapes = []
+    for rank, matrix in zip(ranks, ([int(rng.integers(1, 4)), k], [k, int(rng.integers(1, 4))]), strict=True):
+        lead = [1 if rng.random() < 0.3 else d for d in batch[len(batch) - (rank - 2):]] if rank > 2 else []
+        shapes.append(lead + (matrix if rank >= 2 else [k]))
+    return op, shapes[0], shapes[1]
+
+
+def test_random_broadcasts_and_matmuls_equal_numpy() -> None:
+    """Seeded differential test: 80 random shapes, the reference engine (every 8th also native)."""
+    rng = np.random.default_rng(2024)
+    fns = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "MatMul": np.matmul}
+    for trial in range(80):
+        op, sa, sb = _random_case(rng)
+        model = make([helper.make_node(op, ["A", "B"], ["Y"], name="n")], [vi("A", sa), vi("B", sb)],
+                     [vi("Y", None)])
+        a, b = rng.standard_normal(sa), rng.uniform(0.5, 2.0, sb)
+        program, want = ct.from_onnx(model), fns[op](a, b)
+        got = ct.evaluate(program, {"A": a, "B": b})["Y"]
+        assert got.shape == np.shape(want) and np.allclose(got, want), (op, sa, sb)
+        if trial % 8 == 0:
+            np.testing.assert_allclose(ct.compile(program)(A=a, B=b)["Y"], want, rtol=1e-12, err_msg=str((op, sa, sb)))
+
+
 def test_the_comparison_says_no_to_a_wrong_translation() -> None:
     """Gemm's alpha left out: the engines' result differs from numpy's (the tests above can fail)."""
     model, feeds, want = CASES["Gemm-alpha-beta-vector"]
@@ -525,6 +561,13 @@ def test_onnx_names_become_identifiers() -> None:
     x, c = r(2, 3), r(1)
     out = ct.evaluate(t.program, {**t.constants, "input_1": x, "red_": c})["_2out"]
     np.testing.assert_allclose(out, x @ numpy_helper.to_array(model.graph.initializer[0]) + c)
+    # tensors keep their names; a clashing dim_param or generated constant yields
+    clash = make([helper.make_node("Gemm", ["A", "B"], ["Y"], alpha=2.0), helper.make_node("Add", ["Y", "Y_alpha"],
+                                                                                         ["n"])],
+                 [vi("A", ["n", 2]), vi("B", [2, 2])], [vi("n", None)], (numpy_helper.from_array(r(2), "Y_alpha"),))
+    t = translate(clash)
+    assert t.params == (("n", "n_2"),) and t.outputs[0][1] == "n"
+    assert t.constants["Y_alpha"].shape == (2,) and t.constants["Y_alpha_2"].shape == ()
     # an unnamed node is named by its number, op and output
     with pytest.raises(ct.TeilTypeError, match=r"node #2 \(Add, output '2out'\)"):
         ct.check(translate(make(nodes, [vi("input.1", [2, 3]), vi("red_", [3])], [vi("2out", None)],
