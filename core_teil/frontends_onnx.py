@@ -290,7 +290,7 @@ class _Translator:
         try:
             return str(self.onnx.TensorProto.DataType.Name(elem_type))
         except ValueError:
-            return f"element type {elem_type}"
+            return str(elem_type)
 
     def check_float(self, elem_type: int, what: str, span: Span) -> None:
         if elem_type not in self.float_types:
