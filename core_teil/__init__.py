@@ -80,6 +80,20 @@ def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | Non
     return _einsum(subscripts, *arrays, engine=engine, pad=pad)
 
 
+def from_onnx(model_or_path: Any) -> Program:
+    """The TeIL program of an ONNX graph (issue 12; :mod:`core_teil.frontends.onnx`; needs ``core-teil[onnx]``)."""
+    from .frontends.onnx import from_onnx as _from_onnx
+
+    return _from_onnx(model_or_path)
+
+
+def onnx_inputs(model_or_path: Any) -> dict[str, Any]:
+    """The values an ONNX model brings (initializers, constants) by allocation name (:mod:`core_teil.frontends.onnx`)."""
+    from .frontends.onnx import onnx_inputs as _onnx_inputs
+
+    return _onnx_inputs(model_or_path)
+
+
 def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:
     """The native engine: a kernel callable as ``kernel(**inputs)``."""
     from .native.engine import compile as _compile
@@ -89,6 +103,6 @@ def compile(program: Program, params: dict[str, int] | None = None, pad: int | N
 
 __all__ = [
     "Program", "TeilError", "TeilInputError", "TeilResourceError", "TeilSyntaxError", "TeilTypeError",
-    "TeilUnknown", "check", "compile", "einsum", "equiv", "evaluate", "format", "from_einsum", "load", "lower",
-    "ops", "parse", "prove",
+    "TeilUnknown", "check", "compile", "einsum", "equiv", "evaluate", "format", "from_einsum", "from_onnx", "load",
+    "lower", "onnx_inputs", "ops", "parse", "prove",
 ]

@@ -28,6 +28,9 @@ EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_UNKNOWN, EXIT_INTERNAL = 0, 1, 2, 3, 70
 
 #: Source texts read so far, so that an error raised later can show its line.
 _SOURCES: dict[str, str] = {}
+#: The values an ``.onnx`` model brings (initializers, constants) by allocation name, per FILE:
+#: the inputs a run gets unless ``--input`` gives them (issue 12).
+_MODEL_INPUTS: dict[str, dict[str, np.ndarray]] = {}
 
 
 # --------------------------------------------------------------------------
@@ -36,9 +39,19 @@ _SOURCES: dict[str, str] = {}
 
 
 def read_program(path: str) -> tuple[Program, str]:
-    """FILE read by the one reader ``ct.load`` uses too (:func:`core_teil.lang.parser.read_source`)."""
+    """FILE read by the one reader ``ct.load`` uses too (:func:`core_teil.lang.parser.read_source`).
+
+    An ``.onnx`` model is translated by :func:`core_teil.frontends.onnx.translate`; its
+    source is the printed program, which its spans' lines point into (they name the node)."""
     from .lang.parser import parse, read_source
 
+    if path.lower().endswith(".onnx"):
+        from .frontends.onnx import translate
+
+        model = translate(path)
+        _SOURCES[path] = model.source
+        _MODEL_INPUTS[path] = model.constants
+        return model.program, model.source
     source = read_source(path)
     _SOURCES[path] = source
     return parse(source, path), source
@@ -249,7 +262,7 @@ def typed_with_inputs(args: argparse.Namespace,
     from .semantics.inputs import infer_params, run_params
 
     program, _ = read_program(args.file)
-    members = parse_inputs(args.input, program)
+    members = {**_MODEL_INPUTS.get(args.file, {}), **parse_inputs(args.input, program)}
     params = (run_params if complete else infer_params)(program, members, parse_params(args.param))
     typed = check_program(program, params)
     return typed, load_members(typed, members), params
@@ -353,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def command(name: str, fn: Any, help_: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=help_)
-        p.add_argument("file", metavar="FILE", help="a .teil program")
+        p.add_argument("file", metavar="FILE", help="a .teil program or an .onnx model")
         p.set_defaults(func=fn)
         return p
 
@@ -397,6 +410,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("shapes", metavar="SHAPE", nargs="*", help="one shape per operand")
     p.add_argument("--names", metavar="A,B,C", help="the operands' (and the output's) allocation names")
     p.set_defaults(func=cmd_from_einsum)
+    p = sub.add_parser("from-onnx", help="print the TeIL program of an ONNX graph (issue 12)",
+                       description="print the TeIL program of an ONNX graph (needs core-teil[onnx])")
+    p.add_argument("model", metavar="MODEL.onnx", help="an ONNX model")
+    p.set_defaults(func=cmd_from_onnx)
     return ap
 
 
@@ -408,6 +425,16 @@ def cmd_from_einsum(args: argparse.Namespace) -> int:
     names = args.names.split(",") if args.names else None
     program = from_einsum(args.subscripts, *(parse_shape_arg(s) for s in args.shapes), names=names)
     sys.stdout.write(format_program(program))
+    return EXIT_OK
+
+
+def cmd_from_onnx(args: argparse.Namespace) -> int:
+    """``core-teil from-onnx model.onnx`` (issue 12): the program, as ``fmt`` prints it."""
+    from .frontends.onnx import translate
+
+    model = translate(args.model)
+    _SOURCES[args.model] = model.source
+    sys.stdout.write(model.source)
     return EXIT_OK
 
 

@@ -13,19 +13,27 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Span:
-    """A region of a source file: 1-based line and column, end exclusive."""
+    """A region of a source file: 1-based line and column, end exclusive.
+
+    ``node`` names where a program that was not written as text came from, e.g.
+    ``node 'mm' (MatMul)`` of an ONNX model (issue 12): it replaces the line and
+    column in messages, which then read ``model.onnx: node 'mm' (MatMul): ...``;
+    the line and column, when known, still point into the program's printed form."""
 
     file: str = "<string>"
     line: int = 0
     column: int = 0
     end_line: int = 0
     end_column: int = 0
+    node: str = ""
 
     @property
     def known(self) -> bool:
-        return self.line > 0
+        return self.line > 0 or bool(self.node)
 
     def __str__(self) -> str:
+        if self.node:
+            return f"{self.file}: {self.node}"
         return f"{self.file}:{self.line}:{self.column}" if self.known else self.file
 
 

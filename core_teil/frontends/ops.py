@@ -9,7 +9,7 @@ language* in C++ and lowers it to TeIL::
 
 This module is the same language embedded in Python::
 
-    from core_teil.frontends import ops
+    from core_teil import ops
     A = ops.Matrix("A", "m", "n")           # maps n points to m points
     u = ops.Tensor("u", "E", "n", "n", "n")  # E elements of n x n x n points
     p = ops.program(v=(A * A * A)(u))       # a full-TeIL Program
