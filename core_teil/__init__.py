@@ -88,7 +88,8 @@ def from_onnx(model_or_path: Any) -> Program:
 
 
 def onnx_inputs(model_or_path: Any) -> dict[str, Any]:
-    """The values an ONNX model brings (initializers, constants) by allocation name (:mod:`core_teil.frontends.onnx`)."""
+    """The values an ONNX model brings (initializers, constants) by allocation name
+    (:mod:`core_teil.frontends.onnx`)."""
     from .frontends.onnx import onnx_inputs as _onnx_inputs
 
     return _onnx_inputs(model_or_path)

@@ -32,7 +32,7 @@ from core_teil.lang import typing as ty
 from core_teil.lang.shapes import Decision, ShapeSolver, Verdict
 from core_teil.lang.syntax import Alloc, Dim, Expr, Param, Program, Shape, Stmt
 from core_teil.semantics import eval as ev
-from core_teil.semantics.symbolic import UNDEF, ZERO, SumNode, Value, Z3Interpretation, arith, initial_memory
+from core_teil.semantics.symbolic import UNDEF, ZERO, SumNode, Value, Z3Interpretation, arith, in_bounds, initial_memory
 
 from .kernel import RANK_BOUND, case_of
 
@@ -234,8 +234,9 @@ def index(prefix: str, rank: int) -> tuple[z3.ArithRef, ...]:
 
 
 def within(k: Sequence[z3.ArithRef], bounds: Sequence[z3.ArithRef]) -> z3.BoolRef:
-    """``k <= bounds`` (1-based, SPEC.md section 1)."""
-    return z3.And(*[z3.And(a >= 1, a <= b) for a, b in zip(k, bounds, strict=True)]) if k else z3.BoolVal(True)
+    """``k <= bounds`` (1-based, SPEC.md section 1): the Z3 interpretation's own domain predicate
+    (:func:`core_teil.semantics.symbolic.in_bounds`, which its ``domain`` assumes), not a restatement."""
+    return in_bounds(tuple(k), tuple(bounds))
 
 
 def select(arr: z3.ExprRef, k: Sequence[z3.ArithRef]) -> z3.ExprRef:

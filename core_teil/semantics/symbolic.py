@@ -279,7 +279,7 @@ class Z3Interpretation:
         k = self.domain_vars(bounds)
         self.index_vars.extend(k)
         self._domain = k
-        self.path.extend(z3.And(kj >= 1, kj <= n) for kj, n in zip(k, bounds, strict=True))
+        self.path.extend(in_bounds((kj,), (n,)) for kj, n in zip(k, bounds, strict=True))
         return tuple(self.index_of(kj, n) for kj, n in zip(k, bounds, strict=True))
 
     def update(self, store: Mapping[str, Any], x: str, k: tuple, v: z3.ExprRef,

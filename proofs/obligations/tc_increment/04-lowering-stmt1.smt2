@@ -10,8 +10,8 @@
 (declare-fun mu_B (Int) Value)
 (declare-fun k1!0 () Int)
 (assert (>= m 1))
-(assert (let ((a!1 (not (and (and (>= k1!0 1) (<= k1!0 m)))))
-      (a!2 (and (and (and (>= k1!0 1) (<= k1!0 m)))
-                (distinct (mu_B k1!0) (mu_B k1!0)))))
-  (or (and (and (>= k1!0 1) (<= k1!0 m)) a!1) a!2)))
+(assert (let ((a!1 (and (and (>= k1!0 1) (<= k1!0 m))
+                (not (and (>= k1!0 1) (<= k1!0 m))))))
+  (or a!1
+      (and (and (>= k1!0 1) (<= k1!0 m)) (distinct (mu_B k1!0) (mu_B k1!0))))))
 (check-sat)
