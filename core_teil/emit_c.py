@@ -295,11 +295,16 @@ class Storage:
     alloc: str
     shape: tuple[Ext, ...]  # (padded) extents, row-major
     role: str  # "input" | "output" | "work"
+    tag: str = ""  # a workspace slot: "init" (an initial store), "a" or "b" (statement results)
 
 
-C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum extern float for goto
-if inline int long register restrict return short signed sizeof static struct switch typedef union unsigned
-void volatile while _Bool _Complex _Imaginary NULL NAN main free malloc ptrdiff_t size_t""".split())
+#: C99's keywords, and the library names the emitted file uses: no TeIL name becomes one of these.
+C_KEYWORDS = frozenset((
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool",
+    "_Complex", "_Imaginary", "NULL", "NAN", "main", "free", "malloc", "ptrdiff_t", "size_t",
+))
 
 
 def cname(name: str) -> str:
@@ -455,10 +460,9 @@ Calling convention (the same for every kernel emit-c writes):
     kernel allocates and frees it itself, and returns {macro}_ENOMEM if it
     cannot).
   - Values: the undefined value of SPEC.md section 4 is NaN; inputs may hold
-    NaN and +-inf.  Do not compile with -ffast-math (refused by an #error) or
-    floating-point contraction (-ffp-contract=fast, the default of GCC's GNU
-    modes with FMA targets): without them the kernel computes, operation by
-    operation, the doubles ct.evaluate computes.
+    NaN and +-inf.  The kernel computes, operation by operation, the doubles
+    ct.evaluate computes: it turns floating-point contraction off (GCC, Clang)
+    and refuses -ffast-math (#error).
   - Returns {macro}_OK (0), {macro}_ENULL (a required pointer is NULL),
     {macro}_EPARAM (parameters outside the certificate's range, or too large
     for ptrdiff_t), {macro}_ENOMEM.  Reentrant: no global state.
@@ -645,8 +649,8 @@ class Emitter:
         for d, v in enumerate(st.domain, start=1):
             lines.append("    " * d + self.loop(v) + " {")
             prelude(v, d + 1)
-        depth = len(st.domain) + 1
-        lines.append("    " * depth + f"{self.access(target, st.domain, True)} = {self.value_c(value, storages, accs)};")
+        rhs = self.value_c(value, storages, accs)
+        lines.append("    " * (len(st.domain) + 1) + f"{self.access(target, st.domain, True)} = {rhs};")
         for d in range(len(st.domain), 0, -1):
             lines.append("    " * d + "}")
         return lines
@@ -783,8 +787,7 @@ class _Build:
         program = self.program
         live = self.live()
         qualified = program.qualified
-        inputs = [a for a in program.inputs()]
-        outputs = [a for a in program.outputs()]
+        inputs, outputs = program.inputs(), program.outputs()
         required = required_inputs(program)
         in_name = {a.name: cname(a.name) if qualified else f"ct_in_{cname(a.name)}" for a in inputs}
         out_name = {a.name: cname(a.name) if qualified else f"ct_out_{cname(a.name)}" for a in outputs}
@@ -801,7 +804,7 @@ class _Build:
         def slot(x: str, tag: str) -> Storage:
             key = (x, tag)
             if key not in slots:
-                slots[key] = Storage(f"ct_w_{cname(x)}_{tag}", x, shape[x], "work")
+                slots[key] = Storage(f"ct_w_{cname(x)}_{tag}", x, shape[x], "work", tag)
             return slots[key]
 
         storages: dict[Version, Storage] = {}
@@ -837,17 +840,15 @@ class _Build:
         for st in live:
             x = st.target.alloc
             reads_x = any(isinstance(e, Load) and e.version.alloc == x for e in walk_value(st.value))
+            cur = current.get(x)
             if x in out_name and self.final[x] is st.target:
-                target = Storage(out_name[x], x, shape[x], "output")
+                target = Storage(out_name[x], x, shape[x], "output")  # the last value of an output
+            elif reads_x and cur is not None and cur.tag == "a":
+                target = slot(x, "b")  # St-Stmt reads the old x while it writes the new one
+            elif not reads_x and cur is not None and cur.tag in ("a", "b"):
+                target = cur  # the old value is dead (St-Seq): overwrite it
             else:
-                cur = current.get(x)
-                if reads_x and cur is not None and cur.role == "work":
-                    # St-Stmt reads the old x: write the other slot
-                    target = slot(x, "b" if cur.cname.endswith("_a") else "a")
-                elif cur is not None and cur.role == "work" and cur.cname.endswith(("_a", "_b")):
-                    target = cur  # the old value is dead: overwrite it in place
-                else:
-                    target = slot(x, "a")
+                target = slot(x, "a")
             storages[st.target] = target
             current[x] = target
             em.where = f"statement {st.index + 1}"
@@ -870,14 +871,10 @@ class _Build:
                 setup += em.fill(out, declared[x], None)
             else:
                 body += em.fill(out, declared[x], src)
-        checked = check_accesses(em.accesses, self.typed)
-        del checked
+        check_accesses(em.accesses, self.typed)  # nothing is printed that is not proved in bounds
         return self.finish(args, slots, setup, body, shape)
 
     # -- printing ---------------------------------------------------------------------
-
-    def size_c(self, shp: tuple[Ext, ...]) -> str:
-        return self.em.product_c(shp) if shp else "1"
 
     def finish(self, args: list[CArg], slots: dict[tuple[str, str], Storage], setup: list[str],
                body: list[str], shape: dict[str, tuple[Ext, ...]]) -> CSource:
@@ -888,7 +885,6 @@ class _Build:
         def_args = params_c + [f"const double *restrict {a.cname}" for a in args if a.role == "input"] + \
             [f"double *restrict {a.cname}" for a in args if a.role == "output"] + ["double *restrict work"]
         work_args = ", ".join(params_c) or "void"
-        call_params = ", ".join(a.cname for a in args if a.role == "param")
 
         # sizes: checked products, so that no index computation can overflow ptrdiff_t
         size_lines, size_names = self.sizes(args, slots, shape)
@@ -899,7 +895,11 @@ class _Build:
                  "#if defined(__FAST_MATH__)",
                  '#error "this kernel computes IEEE doubles operation by operation (NaN is the undefined '
                  'value): do not compile it with -ffast-math"',
-                 "#endif", "", "/* the largest element count of one array: its bytes fit ptrdiff_t */",
+                 "#endif",
+                 "/* no fused multiply-add: a*b + c is rounded twice, as ct.evaluate rounds it */",
+                 "#if defined(__clang__)", "#pragma STDC FP_CONTRACT OFF", "#elif defined(__GNUC__)",
+                 '#pragma GCC optimize ("fp-contract=off")', "#endif",
+                 "", "/* the largest element count of one array: its bytes fit ptrdiff_t */",
                  "#define CT_MAXEL (PTRDIFF_MAX / 8)", ""]
         if size_lines.needs_mul:
             lines += ["/* *acc *= x unless that exceeds CT_MAXEL (then 1); *acc, x >= 1 */",
@@ -933,9 +933,8 @@ class _Build:
         lines.append("    " + " ".join(f"(void){a.cname};" for a in args if a.role in ("input", "work")))
         lines += setup + body
         lines += ["    free(ct_own);", f"    return {m}_OK;", "}", ""]
-        # padded symbolic extents are locals computed after the parameter checks
         c_text = "\n".join(lines)
-        return CSource(c_text, self.header_text(args, proto_args, work_args, shape, call_params), self.name,
+        return CSource(c_text, self.header_text(args, proto_args, work_args, shape), self.name,
                        self.header, self.report, tuple(args),
                        {a.name: shape[a.name] for a in self.program.allocs
                         if any(x.name == a.name and x.role in ("input", "output") for x in args)},
@@ -958,7 +957,7 @@ class _Build:
         return sz, names
 
     def header_text(self, args: list[CArg], proto_args: list[str], work_args: str,
-                    shape: dict[str, tuple[Ext, ...]], call_params: str) -> str:
+                    shape: dict[str, tuple[Ext, ...]]) -> str:
         r, m = self.report, self.macro
         guard = f"{m}_H_INCLUDED"
         given = ", ".join(f"{k}={v}" for k, v in self.typed.params.items()) or "none"
@@ -1003,11 +1002,10 @@ class _Build:
                 size = math.prod(int(e.base) for e in shape[a.name])
                 text.append(f"#define {m}_SIZE_{a.cname} {size}  /* elements of {a.cname} */")
         text += ["", f"/* doubles of workspace the kernel needs ({self.name}_work(...) returns -1 for parameters",
-                 f"   it does not accept) */",
+                 "   it does not accept) */",
                  f"ptrdiff_t {self.name}_work({work_args});", "",
                  f"int {self.name}({', '.join(proto_args)});", "",
                  "#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
-        del call_params
         return "\n".join(text)
 
 
@@ -1080,7 +1078,7 @@ class _Sizes:
 
 
 def str_cond(cond: Any) -> str:
-    from .printer import format_program  # noqa: F401  (the printer owns the syntax of conditions)
+    """An ``assume`` condition as the program wrote it (for a C comment)."""
 
     def lin(lin_: Any) -> str:
         out = []
