@@ -79,6 +79,14 @@ def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | Non
     return _einsum(subscripts, *arrays, engine=engine, pad=pad)
 
 
+def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | None = None, **kw: Any) -> Any:
+    """A standalone C99 kernel and header licensed by the program's certificate (issue 15;
+    :mod:`core_teil.emit_c`): a :class:`~core_teil.emit_c.CSource` with ``.c``, ``.h``, ``.certificate``."""
+    from .emit_c import emit_c as _emit_c
+
+    return _emit_c(program, params, pad, **kw)
+
+
 def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:
     """The native engine: a kernel callable as ``kernel(**inputs)``."""
     from .native import compile as _compile
@@ -88,6 +96,6 @@ def compile(program: Program, params: dict[str, int] | None = None, pad: int | N
 
 __all__ = [
     "Program", "TeilError", "TeilInputError", "TeilResourceError", "TeilSyntaxError", "TeilTypeError",
-    "TeilUnknown", "check", "compile", "einsum", "equiv", "evaluate", "format", "from_einsum", "load", "lower",
+    "TeilUnknown", "check", "compile", "einsum", "emit_c", "equiv", "evaluate", "format", "from_einsum", "load", "lower",
     "parse", "prove",
 ]

@@ -304,6 +304,7 @@ C_KEYWORDS = frozenset((
     "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
     "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool",
     "_Complex", "_Imaginary", "NULL", "NAN", "main", "free", "malloc", "ptrdiff_t", "size_t",
+    "work",  # the workspace argument of every kernel
 ))
 
 
