@@ -96,6 +96,6 @@ def compile(program: Program, params: dict[str, int] | None = None, pad: int | N
 
 __all__ = [
     "Program", "TeilError", "TeilInputError", "TeilResourceError", "TeilSyntaxError", "TeilTypeError",
-    "TeilUnknown", "check", "compile", "einsum", "emit_c", "equiv", "evaluate", "format", "from_einsum", "load", "lower",
-    "parse", "prove",
+    "TeilUnknown", "check", "compile", "einsum", "emit_c", "equiv", "evaluate", "format", "from_einsum", "load",
+    "lower", "parse", "prove",
 ]
