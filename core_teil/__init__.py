@@ -20,6 +20,10 @@ from typing import Any
 # reduction took 18 ms instead of 10 after a GEMM.  The user's own setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+# Imported eagerly, like prove below: the submodule core_teil.emit_c must not shadow the
+# function ct.emit_c (issue 15: a standalone C kernel licensed by the certificate).
+from .emit_c import emit_c
+
 # Imported eagerly, like prove below (issue 13: the submodule must not shadow ct.equiv).
 from .equiv import equiv
 from .errors import TeilError, TeilInputError, TeilResourceError, TeilSyntaxError, TeilTypeError, TeilUnknown
@@ -77,14 +81,6 @@ def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | Non
     from .frontends_einsum import einsum as _einsum
 
     return _einsum(subscripts, *arrays, engine=engine, pad=pad)
-
-
-def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | None = None, **kw: Any) -> Any:
-    """A standalone C99 kernel and header licensed by the program's certificate (issue 15;
-    :mod:`core_teil.emit_c`): a :class:`~core_teil.emit_c.CSource` with ``.c``, ``.h``, ``.certificate``."""
-    from .emit_c import emit_c as _emit_c
-
-    return _emit_c(program, params, pad, **kw)
 
 
 def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:

@@ -296,6 +296,9 @@ class Storage:
     shape: tuple[Ext, ...]  # (padded) extents, row-major
     role: str  # "input" | "output" | "work"
     tag: str = ""  # a workspace slot: "init" (an initial store), "a" or "b" (statement results)
+    #: Holds one block of a fused group (:func:`shrink`): the allocation without its first
+    #: dimension, addressed without the first index (which is the fused loop's).
+    per_element: bool = False
 
 
 #: C99's keywords, and the library names the emitted file uses: no TeIL name becomes one of these.
@@ -558,6 +561,8 @@ class Emitter:
 
     def access(self, storage: Storage, index: tuple[Ix, ...], write: bool = False) -> str:
         """``storage[offset(index)]``, recorded for :func:`check_accesses`."""
+        if storage.per_element:
+            index = index[1:]
         strides = row_major(storage.shape)
         self.accesses.append(Access(storage, tuple(index), strides, write, self.where))
         if not index:
@@ -609,13 +614,18 @@ class Emitter:
             return f"ct_cdiv({a}, {b})"
         return f"({a} {'+' if v.op == 'add' else '-' if v.op == 'sub' else '*'} {b})"
 
-    def statement(self, st: StmtIR, target: Storage, storages: Mapping[Version, Storage]) -> list[str]:
-        """St-Stmt as a loop nest: ``target[k] = [[e]](k)`` for every ``k`` of the domain."""
+    def statement(self, st: StmtIR, target: Storage, storages: Mapping[Version, Storage],
+                  fused: bool = False) -> tuple[list[str], list[str]]:
+        """St-Stmt as a loop nest: ``target[k] = [[e]](k)`` for every ``k`` of the domain.
+
+        Returns the lines before the loops and the loops.  ``fused``: the loop over the
+        first index is the fused loop of a group of statements (:func:`fuse`), printed by
+        the caller, and the lines are its body."""
         memo: dict[int, frozenset[LoopVar]] = {}
         value = st.value
-        if isinstance(value, Sum) and st.domain and \
-                not any(isinstance(e, Sum) for e in walk_value(value.body)):
-            return self.accumulating(st, value, target, storages)
+        loops = st.domain[1:] if fused else st.domain
+        if isinstance(value, Sum) and loops and not any(isinstance(e, Sum) for e in walk_value(value.body)):
+            return [], self.accumulating(st, value, target, storages, loops)
         # each Σ is computed right inside the innermost loop its value depends on (or before
         # every loop): loop-invariant code motion, children before parents
         homes: dict[LoopVar | None, list[Sum]] = {}
@@ -634,34 +644,37 @@ class Emitter:
 
         place(value, list(st.domain))
         accs: dict[int, str] = {}
-        lines: list[str] = []
 
-        def prelude(home: LoopVar | None, depth: int) -> None:
+        def prelude(home: LoopVar | None, depth: int, out: list[str]) -> None:
             for s in homes.get(home, []):
                 acc = accs[id(s)] = f"ct_s{next(self._acc)}"
                 pad = "    " * depth
-                lines.append(f"{pad}double {acc} = -0.0;")
-                lines.append(f"{pad}{self.loop(s.var)} {{")
-                prelude(s.var, depth + 1)
-                lines.append(f"{pad}    {acc} += {self.value_c(s.body, storages, accs)};")
-                lines.append(f"{pad}}}")
+                out.append(f"{pad}double {acc} = -0.0;")
+                out.append(f"{pad}{self.loop(s.var)} {{")
+                prelude(s.var, depth + 1, out)
+                out.append(f"{pad}    {acc} += {self.value_c(s.body, storages, accs)};")
+                out.append(f"{pad}}}")
 
-        prelude(None, 1)
-        for d, v in enumerate(st.domain, start=1):
+        before: list[str] = []
+        lines: list[str] = []
+        prelude(None, 1, before)
+        if fused:
+            prelude(st.domain[0], 1, lines)
+        for d, v in enumerate(loops, start=1):
             lines.append("    " * d + self.loop(v) + " {")
-            prelude(v, d + 1)
+            prelude(v, d + 1, lines)
         rhs = self.value_c(value, storages, accs)
-        lines.append("    " * (len(st.domain) + 1) + f"{self.access(target, st.domain, True)} = {rhs};")
-        for d in range(len(st.domain), 0, -1):
+        lines.append("    " * (len(loops) + 1) + f"{self.access(target, st.domain, True)} = {rhs};")
+        for d in range(len(loops), 0, -1):
             lines.append("    " * d + "}")
-        return lines
+        return before, lines
 
-    def accumulating(self, st: StmtIR, value: Sum, target: Storage,
-                     storages: Mapping[Version, Storage]) -> list[str]:
+    def accumulating(self, st: StmtIR, value: Sum, target: Storage, storages: Mapping[Version, Storage],
+                     loops: tuple[LoopVar, ...]) -> list[str]:
         """``x[k] = Σ_m body`` with ``m`` outside the innermost domain loop: every element
         still sums ``m = 1..n`` in order from ``-0.0``, and the inner loop is independent
         across elements (vectorisable without reassociation)."""
-        *outer, inner = st.domain
+        *outer, inner = loops
         lines: list[str] = []
         for d, v in enumerate(outer, start=1):
             lines.append("    " * d + self.loop(v) + " {")
@@ -732,7 +745,7 @@ def default_name(program: Program) -> str:
 
 
 def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | None = None, *,
-           name: str | None = None, header: str | None = None) -> CSource:
+           name: str | None = None, header: str | None = None, fuse: bool = True) -> CSource:
     """A standalone C99 kernel for ``program`` (SPEC.md section 6, ``core-teil emit-c``).
 
     ``params`` fixes shape parameters at compile time (the others become arguments);
@@ -740,7 +753,8 @@ def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | No
     program is proved first (:func:`certify`); the C is then derived from eval.py's
     equations (:class:`CInterpretation`) and every access it makes is checked in bounds
     (:func:`check_accesses`).  ``name`` is the C function (default ``teil_<file stem>``),
-    ``header`` the file name the C file includes (default ``<name>.h``)."""
+    ``header`` the file name the C file includes (default ``<name>.h``); ``fuse=False``
+    runs every statement over its whole domain before the next (no :func:`fuse`)."""
     pad = check_pad(pad)
     params = check_params(params, program)
     if name is None:
@@ -753,15 +767,74 @@ def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | No
     report = certify(program, params, pad)
     typed = check_program(program, params)
     stmts, initial, final = lower_to_ir(typed, pad)
-    return _Build(typed, pad, name, header, report, stmts, initial, final).source()
+    return _Build(typed, pad, name, header, report, stmts, initial, final, fuse).source()
+
+
+def loads(st: StmtIR) -> Iterator[Load]:
+    return (e for e in walk_value(st.value) if isinstance(e, Load))
+
+
+def fusible(group: list[StmtIR], storages: Mapping[Version, Storage]) -> bool:
+    """Running ``group`` block by block (for each value ``e`` of the first index, every
+    statement at ``e``) computes what running the statements one after the other does.
+
+    Each statement writes its target at ``[e, ...]`` (St-Stmt's domain).  So if every
+    statement's first loop has the same extent, and every read of a buffer that some
+    statement of the group writes is at the reader's own ``e``, then every dependence
+    between two statements (a value read after it is written, or overwritten after it is
+    read, or written twice) stays inside one block, where the order is the statements'
+    order."""
+    if len(group) < 2 or any(not st.domain for st in group):
+        return False
+    if any(st.domain[0].bound != group[0].domain[0].bound for st in group):
+        return False
+    written = {storages[st.target] for st in group}
+    return all(storages[ld.version] not in written or (ld.index and ld.index[0] is st.domain[0])
+               for st in group for ld in loads(st))
+
+
+def fuse(live: list[StmtIR], storages: Mapping[Version, Storage]) -> list[list[StmtIR]]:
+    """Consecutive statements into fused groups (:func:`fusible`), greedily from the first:
+    the lifted contractions of ``interp`` then pass their intermediates from one statement
+    to the next within one element's block, in cache, instead of through memory."""
+    groups: list[list[StmtIR]] = []
+    for st in live:
+        if groups and fusible([*groups[-1], st], storages):
+            groups[-1].append(st)
+        else:
+            groups.append([st])
+    return groups
+
+
+def shrink(group: list[StmtIR], live: list[StmtIR], storages: Mapping[Version, Storage]) -> dict[Storage, Storage]:
+    """Workspace slots of a fused group that can hold one block instead of the whole
+    allocation: written only by the group, read only by the group and only at values the
+    group wrote (at the reader's own block, by :func:`fusible`)."""
+    if len(group) < 2:
+        return {}
+    inside = {id(st) for st in group}
+    written_in = {storages[st.target] for st in group}
+    out: dict[Storage, Storage] = {}
+    for s in written_in:
+        if s.role != "work" or s.per_element:
+            continue
+        writers = [st for st in live if storages[st.target] == s]
+        readers = [(st, ld) for st in live for ld in loads(st) if storages[ld.version] == s]
+        versions = {st.target for st in writers}
+        if all(id(st) in inside for st in writers) and \
+                all(id(st) in inside and ld.version in versions for st, ld in readers):
+            out[s] = Storage(f"ct_e_{s.cname[len('ct_w_'):]}", s.alloc, s.shape[1:], "work", s.tag, True)
+    return out
 
 
 class _Build:
     """One emission: liveness, storage, the function body, the header."""
 
     def __init__(self, typed: TypedProgram, pad: int | None, name: str, header: str, report: Report,
-                 stmts: list[StmtIR], initial: dict[str, Version], final: dict[str, Version]) -> None:
+                 stmts: list[StmtIR], initial: dict[str, Version], final: dict[str, Version],
+                 fuse: bool = True) -> None:
         self.typed, self.pad, self.name, self.header, self.report = typed, pad, name, header, report
+        self.fuse = fuse
         self.program = typed.program
         self.stmts, self.initial, self.final = stmts, initial, final
         self.em = Emitter(typed, pad, name)
@@ -778,7 +851,7 @@ class _Build:
         for st in reversed(self.stmts):
             if st.target in needed:
                 keep.append(st)
-                needed |= {e.version for e in walk_value(st.value) if isinstance(e, Load)}
+                needed |= {ld.version for ld in loads(st)}
         self.needed_initial = {v.alloc for v in needed if v.stmt < 0}
         return keep[::-1]
 
@@ -836,7 +909,6 @@ class _Build:
                 storages[v0] = slot(x, "init")
                 em.where = f"initial store of {x}"
                 setup += em.fill(storages[v0], declared[x], None)
-        body: list[str] = []
         current = {x: storages.get(v0) for x, v0 in self.initial.items()}
         for st in live:
             x = st.target.alloc
@@ -852,13 +924,34 @@ class _Build:
                 target = slot(x, "a")
             storages[st.target] = target
             current[x] = target
-            em.where = f"statement {st.index + 1}"
-            where = _comment(f"{st.stmt.span.file}:{st.stmt.span.line}") if st.stmt.span.known else ""
-            body.append(f"    /* statement {st.index + 1}{' (' + where + ')' if where else ''}: "
-                        f"{_comment(format_stmt(st.stmt))} */")
-            body.append("    {")
-            body += ["    " + line for line in em.statement(st, target, storages)]
-            body.append("    }")
+        groups = fuse(live, storages) if self.fuse else [[st] for st in live]
+        for group in groups:
+            for old_slot, small in shrink(group, live, storages).items():
+                slots[(old_slot.alloc, old_slot.tag)] = small
+                for v, st_ in list(storages.items()):
+                    if st_ == old_slot:
+                        storages[v] = small
+        body: list[str] = []
+        for group in groups:
+            fused = len(group) > 1
+            inner: list[str] = []
+            for st in group:
+                em.where = f"statement {st.index + 1}"
+                where = _comment(f"{st.stmt.span.file}:{st.stmt.span.line}") if st.stmt.span.known else ""
+                before, lines = em.statement(st, storages[st.target], storages, fused)
+                comment = f"/* statement {st.index + 1}{' (' + where + ')' if where else ''}: " \
+                          f"{_comment(format_stmt(st.stmt))} */"
+                if fused:  # Σs that depend on no index of the group are computed before its loop
+                    body += ["    " + line for line in before]
+                    inner += ["        " + comment, "        {", *["        " + line for line in lines], "        }"]
+                else:
+                    body += ["    " + comment, "    {", *["    " + line for line in before + lines], "    }"]
+            if fused:
+                first = group[0].domain[0]
+                body.append(f"    /* statements {', '.join(str(st.index + 1) for st in group)} fused over their "
+                            f"first index (1..{_show(first.bound)}): each reads the others' values only at "
+                            f"its own first index */")
+                body += ["    " + em.loop(first) + " {", *inner, "    }"]
         # outputs whose final value is their initial one
         for a in outputs:
             x = a.name

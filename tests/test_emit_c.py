@@ -31,11 +31,12 @@ import pytest
 import z3
 
 import core_teil as ct
-from core_teil import emit_c as E
 from core_teil.cli import main
 from core_teil.errors import TeilInputError, TeilUnknown
 from core_teil.inputs import required_inputs
 
+#: The module (``ct.emit_c`` and ``from core_teil import emit_c`` are the function).
+E = importlib.import_module("core_teil.emit_c")
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.teil") if "bad" not in p.name)
 CC = shutil.which("cc")
@@ -61,7 +62,7 @@ def params_of(p: ct.Program, table: Mapping[str, int] = PARAMS) -> dict[str, int
 # --------------------------------------------------------------------------
 
 
-def build(sources: list[E.CSource], directory: Path, flags: list[str] = CFLAGS) -> ctypes.CDLL:
+def build(sources: list[Any], directory: Path, flags: list[str] = CFLAGS) -> ctypes.CDLL:
     """All kernels into one shared library, with one compiler run."""
     key = hashlib.sha256("".join(s.c + s.h for s in sources).encode() + " ".join(flags).encode()).hexdigest()[:16]
     out = directory / f"k{key}"
@@ -86,7 +87,7 @@ def padded(arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-def call(lib: ctypes.CDLL, src: E.CSource, inputs: Mapping[str, np.ndarray], params: Mapping[str, int],
+def call(lib: ctypes.CDLL, src: Any, inputs: Mapping[str, np.ndarray], params: Mapping[str, int],
          work: bool = False, fill: float = 1234.5,
          layout: Mapping[str, int] | None = None) -> tuple[int, dict[str, np.ndarray]]:
     """Call the kernel by its calling convention, the arrays laid out for ``layout`` (default:
@@ -120,7 +121,7 @@ def call(lib: ctypes.CDLL, src: E.CSource, inputs: Mapping[str, np.ndarray], par
     return rc, outs
 
 
-def work_size(lib: ctypes.CDLL, src: E.CSource, params: Mapping[str, int]) -> int:
+def work_size(lib: ctypes.CDLL, src: Any, params: Mapping[str, int]) -> int:
     fn = getattr(lib, f"{src.name}_work")
     fn.restype = ctypes.c_ssize_t
     return fn(*[ctypes.c_ssize_t(params[a.name]) for a in src.args if a.role == "param"])
@@ -162,22 +163,28 @@ def assert_bits(got: Mapping[str, np.ndarray], want: Mapping[str, np.ndarray], w
 # The session's kernels: every example, concrete and symbolic, unpadded and padded
 # --------------------------------------------------------------------------
 
-VARIANTS = [(path, concrete, pad) for path in EXAMPLES for concrete in (True, False) for pad in PADS]
+#: Every example, concrete and symbolic, unpadded and padded; and the examples whose
+#: statements fuse (emit_c.fuse) also with fusion off.
+UNFUSED = ("interp", "helm", "axpy")
+VARIANTS = [(path, concrete, pad, True) for path in EXAMPLES for concrete in (True, False) for pad in PADS] + \
+    [(path, concrete, pad, False) for path in EXAMPLES if path.stem in UNFUSED for concrete in (True, False)
+     for pad in PADS]
 
 
-def variant_id(v: tuple[Path, bool, int | None]) -> str:
-    path, concrete, pad = v
-    return f"{path.stem}-{'concrete' if concrete else 'symbolic'}-{'pad' + str(pad) if pad else 'unpadded'}"
+def variant_id(v: tuple[Path, bool, int | None, bool]) -> str:
+    path, concrete, pad, fuse = v
+    return f"{path.stem}-{'concrete' if concrete else 'symbolic'}-{'pad' + str(pad) if pad else 'unpadded'}" + \
+        ("" if fuse else "-unfused")
 
 
 @pytest.fixture(scope="session")
-def kernels(tmp_path_factory: pytest.TempPathFactory) -> tuple[ctypes.CDLL, dict[str, E.CSource]]:
+def kernels(tmp_path_factory: pytest.TempPathFactory) -> tuple[ctypes.CDLL, dict[str, Any]]:
     sources = {}
     for v in VARIANTS:
-        path, concrete, pad = v
+        path, concrete, pad, fuse = v
         p = ct.load(str(path))
         name = "k_" + re.sub(r"\W", "_", variant_id(v))
-        sources[variant_id(v)] = E.emit_c(p, params_of(p) if concrete else None, pad, name=name)
+        sources[variant_id(v)] = E.emit_c(p, params_of(p) if concrete else None, pad, name=name, fuse=fuse)
     return build(list(sources.values()), tmp_path_factory.mktemp("emitc")), sources
 
 
@@ -185,7 +192,7 @@ def kernels(tmp_path_factory: pytest.TempPathFactory) -> tuple[ctypes.CDLL, dict
 def test_emitted_kernels_compute_the_reference_engines_doubles(kernels, variant):
     lib, sources = kernels
     src = sources[variant_id(variant)]
-    path, concrete, pad = variant
+    path, concrete, pad, _ = variant
     p = ct.load(str(path))
     for n, table in enumerate((PARAMS,) if concrete else (PARAMS, PARAMS2)):
         params = params_of(p, table)
@@ -235,8 +242,11 @@ def test_the_kernel_checks_parameters_pointers_and_the_assumptions(kernels):
     assert rc == 1  # _ENULL
     m = sources["helm-symbolic-pad4"]
     # t (two slots: t = contr 2 6 (prod t S) reads the old t), r, and the two v before the last
-    # (the last is the output); every extent padded: ceil_4(3) = 4, ceil_4(5) = 8
-    assert work_size(lib, m, {"E": 3, "n": 5}) == 5 * 4 * 8 ** 3
+    # (the last is the output); every extent padded: ceil_4(3) = 4, ceil_4(5) = 8; fused, one
+    # element's block of each
+    assert work_size(lib, sources["helm-symbolic-pad4-unfused"], {"E": 3, "n": 5}) == 5 * 4 * 8 ** 3
+    assert work_size(lib, m, {"E": 3, "n": 5}) == 5 * 8 ** 3
+    assert "fused over their first index (1..ceil_4(E))" in m.c
 
 
 def test_certificate_in_the_header(kernels):
@@ -276,6 +286,12 @@ UNSUPPLIED = {
     # self-assignment reads the old value; a dead statement is left out
     "st_stmt": "param n\ninput alloc A : [n, n]\nalloc T : [n, n]\noutput alloc B : [n, n]\n"
                "T = mul A A\nB = A\nB = add B (transp 1 B)\nB = sub B A\n",
+    # fusion: Y reads T at another first index (transposed): not fused
+    "no_fuse": "param n\ninput alloc X : [n, n]\nalloc T : [n, n]\noutput alloc Y : [n, n]\n"
+               "T = mul X X\nY = transp 1 T\n",
+    # fusion: T is overwritten in place while U still holds what was read of it; all per element
+    "fuse": "param n\ninput alloc X : [n, n]\nalloc T : [n, n]\nalloc U : [n, n]\noutput alloc Y : [n, n]\n"
+            "T = mul X X\nU = add T T\nT = add X (expa n (red X))\nY = mul T (add U (expa n (red (transp 1 X))))\n",
 }
 
 
@@ -306,6 +322,10 @@ def test_unsupplied_allocations_read_as_undefined(unsupplied, key, pad):
         assert np.isnan(call(lib, src, inputs, params)[1]["C"][:2]).all()
     if key == "st_stmt":
         assert "statement 1" not in src.c  # T = mul A A changes no output
+    if key == "no_fuse":
+        assert "fused over" not in src.c
+    if key == "fuse":
+        assert "statements 1, 2, 3, 4 fused" in src.c and "ct_e_T_a" in src.c and "ct_e_U_a" in src.c
 
 
 # --------------------------------------------------------------------------
@@ -331,7 +351,7 @@ def test_swapped_strides_are_caught_by_the_check(monkeypatch):
     p = ct.load(str(MATMUL))
     real = E.row_major
 
-    def swapped(shape: tuple[E.Ext, ...]) -> tuple[tuple[E.Ext, ...], ...]:
+    def swapped(shape: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
         st = real(shape)
         return (st[1], st[0], *st[2:]) if len(st) >= 2 else st
 
