@@ -364,25 +364,32 @@ def test_swapped_strides_are_caught_by_the_check(monkeypatch):
 
 def test_mutants_the_check_cannot_see_are_caught_by_the_differential_test(monkeypatch, tmp_path):
     # loops one step short stay in bounds; so do swapped strides on square matrices (with the
-    # check switched off): both compile, run safely, and compute something else
+    # check switched off), and fusing statements that read each other across blocks: all
+    # compile, run safely, and compute something else
     p = ct.load(str(MATMUL))
     params = {"l": 3, "m": 3, "n": 3}
-    inputs = random_inputs(p, params, seed=13, specials=False)
-    want = ct.evaluate(p, inputs, params)
-    mutants = []
+    cases = []
     with monkeypatch.context() as mp:
         mp.setattr(E, "loop_extent", lambda n: E.ext(n.base - 1) if n.concrete and n.base > 1 else n)
-        mutants.append(E.emit_c(p, params, name="mutant_short"))
+        cases.append((p, params, E.emit_c(p, params, name="mutant_short")))
     with monkeypatch.context() as mp:
         real = E.row_major
         mp.setattr(E, "row_major", lambda shape: tuple(reversed(real(shape))) if len(shape) == 2 else real(shape))
         mp.setattr(E, "check_accesses", lambda accesses, typed: 0)
-        mutants.append(E.emit_c(p, params, name="mutant_swapped"))
-    lib = build(mutants, tmp_path)
-    for src in mutants:
-        rc, got = call(lib, src, inputs, params)
+        cases.append((p, params, E.emit_c(p, params, name="mutant_swapped")))
+    with monkeypatch.context() as mp:
+        q = ct.parse(UNSUPPLIED["no_fuse"], "no_fuse.teil")
+        mp.setattr(E, "fusible", lambda group, storages: len(group) > 1)
+        cases.append((q, {"n": 3}, E.emit_c(q, {"n": 3}, name="mutant_fused")))
+        assert "fused over" in cases[-1][2].c
+    lib = build([src for _, _, src in cases], tmp_path)
+    for program, values, src in cases:
+        inputs = random_inputs(program, values, seed=13, specials=False)
+        want = ct.evaluate(program, inputs, values)
+        rc, got = call(lib, src, inputs, values)
         assert rc == 0
-        assert not np.array_equal(got["C"], want["C"]), f"{src.name} went unnoticed"
+        name = next(iter(want))
+        assert not np.array_equal(got[name], want[name]), f"{src.name} went unnoticed"
 
 
 # --------------------------------------------------------------------------
