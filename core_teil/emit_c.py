@@ -58,7 +58,7 @@ from typing import Any
 
 import z3
 
-from .errors import NO_SPAN, Span, TeilError, TeilInputError, TeilUnknown
+from .errors import NO_SPAN, Span, TeilError, TeilInputError, TeilResourceError, TeilUnknown
 from .eval import Sem, st_stmt
 from .inputs import check_pad, check_params, required_inputs
 from .printer import format_stmt
@@ -995,6 +995,10 @@ class _Build:
                  '#pragma GCC optimize ("fp-contract=off")', "#endif",
                  "", "/* the largest element count of one array: its bytes fit ptrdiff_t */",
                  "#define CT_MAXEL (PTRDIFF_MAX / 8)", ""]
+        if size_lines.largest > 2**31 // 8:  # beyond what a 32-bit ptrdiff_t addresses
+            lines += [f"#if CT_MAXEL < {size_lines.largest}",
+                      f'#error "this kernel\'s arrays ({size_lines.largest} doubles) need a 64-bit ptrdiff_t"',
+                      "#endif", ""]
         if size_lines.needs_mul:
             lines += ["/* *acc *= x unless that exceeds CT_MAXEL (then 1); *acc, x >= 1 */",
                       "static int ct_mul(ptrdiff_t *acc, ptrdiff_t x)", "{",
@@ -1103,6 +1107,10 @@ class _Build:
         return "\n".join(text)
 
 
+#: ``CT_MAXEL`` of the emitted C with a 64-bit ``ptrdiff_t``: the bytes of an array fit it.
+MAX_ELEMENTS = (2**63 - 1) // 8
+
+
 class _Sizes:
     """The parameter checks and element counts of the function's entry: each parameter >= 1
     and within ``CT_MAXEL``, every ``assume`` holds (the certificate's range), every array's
@@ -1114,10 +1122,16 @@ class _Sizes:
         self.order: list[tuple[str, tuple[Ext, ...]]] = []
         self.needs_mul = False
         self.totals: list[tuple[str, list[str]]] = []
+        self.largest = 0  # the largest concrete element count
 
     def size(self, shp: tuple[Ext, ...]) -> str:
         if all(e.concrete for e in shp):
-            return str(math.prod(int(e.base) for e in shp))
+            n = math.prod(int(e.base) for e in shp)
+            self.largest = max(self.largest, n)
+            if n > MAX_ELEMENTS:
+                raise TeilResourceError(f"an array of {n:,} elements (extents {[e.base for e in shp]}) does not "
+                                        f"fit a C kernel's ptrdiff_t byte offsets (at most {MAX_ELEMENTS:,})")
+            return str(n)
         key = _normal(shp)
         if key not in self.products:
             self.products[key] = f"ct_n{len(self.products) + 1}"
@@ -1129,7 +1143,12 @@ class _Sizes:
         if not parts:
             return "0"
         if all(p.isdigit() for p in parts):
-            return str(sum(int(p) for p in parts))
+            n = sum(int(p) for p in parts)
+            self.largest = max(self.largest, n)
+            if n > MAX_ELEMENTS:
+                raise TeilResourceError(f"a workspace of {n:,} doubles does not fit a C kernel's ptrdiff_t byte "
+                                        f"offsets (at most {MAX_ELEMENTS:,})")
+            return str(n)
         self.totals.append(("ct_work", parts))
         return "ct_work"
 
