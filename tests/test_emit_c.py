@@ -426,6 +426,7 @@ def test_refuted_programs_are_refused_and_unknowns_are_unknown(monkeypatch, tmp_
     ({"name": "double"}, "not a C identifier"),
     ({"name": "ct_x"}, "not a C identifier"),
     ({"header": "../x.h"}, "expected a plain file name"),
+    ({"params": {"l": 2**40, "m": 2**40}}, "does not fit a C kernel's ptrdiff_t byte offsets"),
 ])
 def test_bad_arguments_are_input_errors(kw, fragment):
     with pytest.raises(TeilInputError, match=re.escape(fragment)):
