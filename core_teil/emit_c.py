@@ -35,13 +35,18 @@ IEEE doubles, controlled division (report Definition 8) as
 additive identity of IEEE arithmetic: ``-0.0 + x`` is ``x`` for every double,
 ``±0`` included).  Without ``-ffast-math`` or floating-point contraction the
 emitted kernel therefore computes the very doubles ``ct.evaluate`` computes.
-Two rearrangements keep that: a sum whose value does not depend on an inner
-loop is computed once outside it (loop-invariant code motion, which is how the
-reference engine's tables are reproduced: :func:`core_teil.eval.shared_subexpressions`),
-and a statement whose value is one sum accumulates into its target with the
-summation loop outside the innermost output loop (each element still sums
-``m = 1..n`` in order, but the inner loop is independent across elements, so
-a compiler vectorises it without reassociating anything).
+Three rearrangements keep that.  A sum whose value does not depend on an inner
+loop is computed once outside it (loop-invariant code motion; the reference
+engine shares the same values through its tables,
+:func:`core_teil.eval.shared_subexpressions`).  A statement whose value is one
+sum accumulates into its target with the summation loop outside the innermost
+output loop (each element still sums ``m = 1..n`` in order, but the inner loop
+is independent across elements, so a compiler vectorises it without
+reassociating anything).  And consecutive statements are fused over their first
+index (:func:`fuse`) when each reads what the others write only at its own
+first index, so that the lifted contractions of the paper's CFD kernel pass
+their intermediates through one element's block in cache (:func:`shrink`)
+rather than through memory.  Statements no output depends on are left out.
 
 The calling convention is documented in :data:`CONVENTION` (printed into every
 header) and in the README's emit-c section.
