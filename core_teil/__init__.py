@@ -20,9 +20,8 @@ from typing import Any
 # reduction took 18 ms instead of 10 after a GEMM.  The user's own setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-# The operator language of paper 000, section 5 (issue 12): ``ct.ops.Matrix``, ``ct.ops.program``.
 from .errors import TeilError, TeilInputError, TeilResourceError, TeilSyntaxError, TeilTypeError, TeilUnknown
-from .frontends import ops
+from .frontends import ops  # the operator language of paper 000, section 5 (issue 12)
 from .lang.lowering import lower
 from .lang.syntax import Program
 from .proving.equiv import equiv
@@ -95,6 +94,13 @@ def onnx_inputs(model_or_path: Any) -> dict[str, Any]:
     return _onnx_inputs(model_or_path)
 
 
+def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | None = None, **options: Any) -> Any:
+    """A standalone C99 kernel and header, licensed by ``ct.prove`` (issue 15; :mod:`core_teil.native.emit_c`)."""
+    from .native.emit_c import emit_c as _emit_c
+
+    return _emit_c(program, params, pad, **options)
+
+
 def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:
     """The native engine: a kernel callable as ``kernel(**inputs)``."""
     from .native.engine import compile as _compile
@@ -104,6 +110,6 @@ def compile(program: Program, params: dict[str, int] | None = None, pad: int | N
 
 __all__ = [
     "Program", "TeilError", "TeilInputError", "TeilResourceError", "TeilSyntaxError", "TeilTypeError",
-    "TeilUnknown", "check", "compile", "einsum", "equiv", "evaluate", "format", "from_einsum", "from_onnx", "load",
-    "lower", "onnx_inputs", "ops", "parse", "prove",
+    "TeilUnknown", "check", "compile", "einsum", "emit_c", "equiv", "evaluate", "format", "from_einsum", "from_onnx",
+    "load", "lower", "onnx_inputs", "ops", "parse", "prove",
 ]

@@ -358,6 +358,31 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_emit_c(args: argparse.Namespace) -> int:
+    """``core-teil emit-c FILE -o OUT.c`` (issue 15): OUT.c and its header OUT.h, licensed by the certificate."""
+    from .native.emit_c import emit_c
+
+    out = args.output
+    stem = out[:-2] if out.endswith(".c") else out
+    header = stem + ".h"
+    base = os.path.basename(header)
+    if not out.endswith(".c") or not re.fullmatch(r"[A-Za-z0-9_.+-]+\.h", base):
+        raise TeilInputError(f"-o {out}: expected a C file name such as kernel.c (letters, digits, '_', '.', "
+                             f"'+', '-'); its header is written beside it")
+    program, _ = read_program(args.file)
+    src = emit_c(program, parse_params(args.param), args.pad, name=args.name, header=base)
+    for path, text in ((out, src.c), (header, src.h)):
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise TeilInputError(f"-o {out}: cannot write {path} ({exc.strerror})") from None
+    n = len(src.certificate.obligations)  # emit_c returns only when every one is proved
+    print(f"wrote {out} and {header}: {src.name}; {n}/{n} obligations proved, {src.checked} array accesses "
+          f"checked in bounds", file=sys.stderr)
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="core-teil", description="Core-TeIL: check, prove, run and teach "
                                  "tensor kernels (Rink & Castrillon, ARRAY'19).")
@@ -401,6 +426,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")
     p.add_argument("--values", action="store_true", help="also evaluate with the given inputs")
     p.add_argument("--pad", type=int, metavar="M", help="trace the padded semantics (multiples of M)")
+    p = command("emit-c", cmd_emit_c, "a standalone C99 kernel and header, licensed by the program's certificate")
+    params(p)
+    p.add_argument("--pad", type=int, metavar="M", help="lay every array out padded to multiples of M")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.c", help="the C file (its header: OUT.h)")
+    p.add_argument("--name", metavar="NAME", help="the C function's name (default teil_<file stem>)")
     from .proving.equiv import add_command as add_equiv  # issue 13: core-teil equiv A B
 
     add_equiv(sub, params)

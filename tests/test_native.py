@@ -805,3 +805,87 @@ def test_outputs_are_arrays_of_the_declared_shape():
         c = native.compile(ct.load("examples/matmul.teil"), pad=pad)(A=np.ones((3, 3)), B=np.ones((3, 3)))["C"]
         assert isinstance(c, np.ndarray) and c.shape == (3, 3)
         np.testing.assert_array_equal(c, np.full((3, 3), 3.0))
+
+
+# --------------------------------------------------------------------------
+# out=: the caller's arrays receive the results (issue 15)
+# --------------------------------------------------------------------------
+
+OUT_CASES = [
+    ("examples/interp.teil", {"E": 5, "m": 3, "n": 4}),
+    ("examples/matmul.teil", {"l": 40, "m": 50, "n": 70}),  # one BLAS step: the direct GEMM path
+    ("examples/helm.teil", {"E": 3, "n": 4}),  # self-assignments, controlled division
+    ("examples/axpy.teil", {"n": 9}),  # two outputs, one read by the next statement
+    ("examples/normalize.teil", {"n": 6}),  # a rank-0 output
+]
+
+
+def _random_inputs(p: ct.Program, params: dict, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    shapes = ct.check(p, params)
+    return {a.name: rng.standard_normal(shapes[a.name]) for a in p.inputs()}
+
+
+@pytest.mark.parametrize("pad", [None, 4])
+@pytest.mark.parametrize(("path", "params"), OUT_CASES)
+def test_out_receives_the_results_and_is_returned(path, params, pad):
+    p = ct.load(path)
+    inputs = _random_inputs(p, params, 7)
+    k = native.compile(p, params, pad)
+    want = k(**inputs)
+    out = {name: np.full(arr.shape, 7.0) for name, arr in want.items()}
+    got = k(**inputs, out=out)
+    assert set(got) == set(out) and all(got[n] is out[n] for n in out)
+    for name, arr in want.items():
+        np.testing.assert_array_equal(out[name], arr)
+    agree(got, evaluate(p, inputs, params, pad))
+
+
+@pytest.mark.parametrize(("path", "params"), OUT_CASES)
+def test_out_is_written_in_place_without_a_fresh_result(path, params, monkeypatch):
+    # the point of out= (issue 15): no fresh result buffer to zero and copy from
+    p = ct.load(path)
+    inputs = _random_inputs(p, params, 8)
+    k = native.compile(p, params)
+    want = k(**inputs)
+    # a result computed elsewhere would be copied into out= by native._write_out
+    monkeypatch.setattr(np, "copyto", lambda *a, **kw: pytest.fail("out= was copied into"))
+    out = {name: np.empty_like(arr) for name, arr in want.items()}
+    k(**inputs, out=out)
+    for name, arr in want.items():
+        np.testing.assert_array_equal(out[name], arr)
+
+
+def test_out_that_is_also_an_input_gets_the_right_result():
+    # the statement still reads its input while it writes: such an out is written by a copy
+    p = ct.load("examples/matmul.teil")
+    rng = np.random.default_rng(9)
+    for n in (3, 64):  # the general path and the direct GEMM
+        a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+        want = evaluate(p, {"A": a, "B": b})["C"]
+        got = native.compile(p)(A=a, B=b, out={"C": a})
+        assert got["C"] is a
+        np.testing.assert_allclose(a, want, rtol=1e-12, atol=1e-12)
+
+
+def test_out_is_refused_unless_float64_c_contiguous_writeable_and_of_the_declared_shape():
+    p = ct.load("examples/axpy.teil")
+    k = native.compile(p)
+    inputs = {"a": np.array(2.0), "x": np.ones(4), "y": np.ones(4)}
+    frozen = np.zeros(4)
+    frozen.flags.writeable = False
+    shared = np.zeros(8)
+    for out, fragment in (({"z": np.zeros(8)[::2]}, "out['z'] is not C-contiguous"),
+                          ({"z": frozen}, "out['z'] is read-only"),
+                          ({"z": np.zeros(4, dtype=np.float32)}, "output 'z' has dtype float32"),
+                          ({"z": np.zeros(5)}, "out['z'] has shape [5]"),
+                          ({"z": [0.0] * 4}, "expected a numpy array"),
+                          ({"a": np.zeros(())}, "'a' is not an output"),
+                          ({"z": shared[:4], "w": shared[2:6]}, "out['z'] and out['w'] share memory")):
+        with pytest.raises(TeilInputError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
+            k(**inputs, out=out)
+    # a partial out= is fine: the others are returned as fresh arrays
+    z = np.empty(4)
+    got = k(**inputs, out={"z": z})
+    assert got["z"] is z and got["w"] is not None
+    np.testing.assert_array_equal(z, [3.0] * 4)

@@ -363,19 +363,36 @@ class Kernel:
             self._seen = (tuple(inputs), tuple(np.shape(v) for v in inputs.values()), c, params)
         if out is not None:
             _check_out(c, out)
-            return _write_out(self._results(c, arrays, inputs, params), out)
+            targets = self._out_targets(c, out, arrays)
+            return _write_out(self._results(c, arrays, inputs, params, targets), out)
         return self._results(c, arrays, inputs, params)
 
+    def _out_targets(self, c: Compiled, out: Mapping[str, np.ndarray],
+                     arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The ``out=`` arrays the plan may write its results into directly (issue 15: a fresh
+        137 MB result cost 12 ms of page zeroing): unpadded runs only (a padded result is
+        larger than its declared shape), and only arrays that share no memory with an input,
+        which the statements still read while they write (such an output is computed into a
+        fresh buffer and copied, so the result is the same)."""
+        if self.pad is not None:
+            return {}
+        return {name: arr for name, arr in out.items()
+                if not any(np.may_share_memory(arr, x) for x in arrays.values())}
+
     def _results(self, c: Compiled, arrays: dict[str, np.ndarray], inputs: dict[str, Any],
-                 params: dict[str, int]) -> dict[str, np.ndarray]:
+                 params: dict[str, int], targets: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """Run; ``targets`` are output arrays (``out=``) to write the results into directly."""
+        targets = targets or {}
         try:
             d = c.direct
             if d is not None and d.a in arrays and d.b in arrays:
                 self._guard(c, 0, _Sizes(arrays, {}))
-                out = result_empty(d.shape)
+                out = targets.get(d.output)
+                if out is None:
+                    out = result_empty(d.shape)
                 gemm(d.gemm, arrays[d.a], arrays[d.b], out)
                 return {d.output: out}
-            outputs = self._run(c, arrays)
+            outputs = self._run(c, arrays, targets)
         except _Reordered:
             # ±inf, or values so large that the plan's order of sums and products may
             # overflow where the equations' does not (planner.reorder_safe): the equations
@@ -443,10 +460,13 @@ class Kernel:
         if c.guarded[s] and not reorder_safe(c.plan.stmts[s].nf.poly, sizes):
             raise _Reordered
 
-    def _run(self, c: Compiled, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def _run(self, c: Compiled, arrays: dict[str, np.ndarray],
+             targets: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         typed, p = c.typed, c.plan
         store: dict[Buffer, np.ndarray] = {}
         sizes = _Sizes(arrays, store)
+        # the statement that writes an output's final value writes it into the caller's array
+        into = {id(p.final[name]): arr for name, arr in (targets or {}).items()}
 
         def array_of(buf: Buffer) -> np.ndarray:
             arr = store.get(buf)
@@ -463,7 +483,10 @@ class Kernel:
         for s, (sp, calls) in enumerate(zip(p.stmts, c.calls, strict=True)):
             assert sp.nf.target is not None
             self._guard(c, s, sizes)
-            target = aligned_empty(sp.nf.target.shape) if self.pad is not None else result_empty(sp.nf.target.shape)
+            target = into.get(id(sp.nf.target))
+            if target is None:
+                target = aligned_empty(sp.nf.target.shape) if self.pad is not None \
+                    else result_empty(sp.nf.target.shape)
             store[sp.nf.target] = target
             temps: dict[Temp, np.ndarray] = {}
             pool = self._thread_pool("temps")
@@ -489,7 +512,9 @@ class Kernel:
 
 
 def _check_out(c: Compiled, out: Mapping[str, Any]) -> None:
-    """``out=``: output names, float64 arrays of the declared shapes (never converted), writeable."""
+    """``out=``: output names, float64 arrays of the declared shapes (never converted),
+    C-contiguous (the kernels address them as dense row-major storage), writeable, and no
+    two of them overlapping (which result would they hold?)."""
     shapes = {name: tuple(r.stop for r in region) for name, region in c.outputs}
     for name, arr in out.items():
         if name not in shapes:
@@ -503,14 +528,24 @@ def _check_out(c: Compiled, out: Mapping[str, Any]) -> None:
         if arr.shape != shapes[name]:
             raise TeilInputError(f"out[{name!r}] has shape {list(arr.shape)}, but the program declares "
                                  f"{name} : {list(shapes[name])}", span, "μ_allocs")
+        if not arr.flags.c_contiguous:
+            raise TeilInputError(f"out[{name!r}] is not C-contiguous (a dense row-major array, such as "
+                                 f"numpy.empty({list(shapes[name])}) makes, is written in place)", span)
         if not arr.flags.writeable:
             raise TeilInputError(f"out[{name!r}] is read-only", span)
+    names = list(out)
+    for i, x in enumerate(names):
+        for y in names[i + 1:]:
+            if np.may_share_memory(out[x], out[y]):
+                raise TeilInputError(f"out[{x!r}] and out[{y!r}] share memory; each output needs its own array")
 
 
 def _write_out(outputs: dict[str, np.ndarray], out: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The results in the caller's arrays (copied where they were not written in place)."""
     for name, arr in out.items():
-        np.copyto(arr, outputs[name])
-        outputs[name] = arr
+        if outputs[name] is not arr:
+            np.copyto(arr, outputs[name])
+            outputs[name] = arr
     return outputs
 
 

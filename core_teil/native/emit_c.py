@@ -1,0 +1,1207 @@
+"""TeIL to standalone C99 (issue 15; paper 000, section 5): ``core-teil emit-c``.
+
+The paper's system lowers TeIL to C and argues that "because of TeIL's
+type-safety, the generated C code is guaranteed not to cause out-of-bounds
+accesses".  Here that argument is made of three checked steps, and the C has
+no bounds checks only because all three passed:
+
+1. **The certificate.**  :func:`emit_c` first runs :func:`core_teil.proving.prove.prove`
+   for the given parameters and pad (paper Lemma 4.3 and Theorems 4.4-4.6;
+   with a pad, report Theorems 2 and 3 in their true form).  A refuted
+   obligation refuses the program (:class:`EmitRefused`, exit 1), an unknown
+   one raises :class:`~core_teil.errors.TeilUnknown` (exit 3).
+2. **The code is the semantics.**  The loop nests are what the equations of
+   :mod:`core_teil.semantics.eval` (``denote``, ``st_stmt``) compute when they run with
+   :class:`CInterpretation`: an index is a loop variable of St-Stmt's domain or
+   of a ``Σ`` (:class:`LoopVar`) or a constant extent (``proj m``), a read
+   ``μ(x)(k)`` is a :class:`Load` of one version of ``x`` at that index map, and
+   values are expression trees.  So ``transp``, ``diag``, ``expa`` and ``proj``
+   become index maps, never copies, exactly as in the reference engine, which
+   runs the same equations on numpy arrays.
+3. **Every access checked** (:func:`check_accesses`).  Each array access the C
+   file contains is recorded when it is printed, as (storage, index map,
+   strides).  Before the file is returned, Z3 proves for every parameter value
+   the ``assume``s allow that each index component stays within the storage's
+   (padded) extent whenever the loop variables stay within their loops
+   (paper Lemma 4.3, for the emitted loops rather than the equations), the
+   strides are checked to be the row-major strides of those extents, and with
+   concrete extents the flat offset is bounded by the storage's size.  A
+   failure is an emitter bug (:class:`EmitCheckFailed`, exit 70), never C output.
+
+Arithmetic is the reference engine's, operation for operation: ``+ - *`` of
+IEEE doubles, controlled division (report Definition 8) as
+``a == 0 ? 0 : b == 0 ? NaN : a / b``, • as NaN (SPEC.md section 4), and a sum
+``Σ_{m=1..n} h(m)`` accumulated for ``m = 1, 2, ..., n`` from ``-0.0`` (the
+additive identity of IEEE arithmetic: ``-0.0 + x`` is ``x`` for every double,
+``±0`` included).  Without ``-ffast-math`` or floating-point contraction the
+emitted kernel therefore computes the very doubles ``ct.evaluate`` computes.
+Three rearrangements keep that.  A sum whose value does not depend on an inner
+loop is computed once outside it (loop-invariant code motion; the reference
+engine shares the same values through its tables,
+:func:`core_teil.semantics.eval.shared_subexpressions`).  A statement whose value is one
+sum accumulates into its target with the summation loop outside the innermost
+output loop (each element still sums ``m = 1..n`` in order, but the inner loop
+is independent across elements, so a compiler vectorises it without
+reassociating anything).  And consecutive statements are fused over their first
+index (:func:`fuse`) when each reads what the others write only at its own
+first index, so that the lifted contractions of the paper's CFD kernel pass
+their intermediates through one element's block in cache (:func:`shrink`)
+rather than through memory.  Statements no output depends on are left out.
+
+The calling convention is documented in :data:`CONVENTION` (printed into every
+header) and in the README's emit-c section.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from ..errors import NO_SPAN, Span, TeilError, TeilInputError, TeilResourceError, TeilUnknown
+from ..lang.printer import format_stmt
+from ..lang.shapes import round_up
+from ..lang.shapes import solver as z3_solver
+from ..lang.syntax import ElemOp, Expr, Program, Stmt, Var
+from ..lang.typing import TypedProgram, check_program
+from ..proving.report import Report, Status
+from ..semantics.eval import Sem, st_stmt
+from ..semantics.inputs import check_pad, check_params, required_inputs
+from ..semantics.symbolic import in_bounds, z3_round_up
+
+__all__ = ["CONVENTION", "CSource", "EmitCheckFailed", "EmitRefused", "emit_c"]
+
+
+class EmitRefused(TeilError):
+    """emit-c lowers only programs whose every obligation is proved (exit 1)."""
+
+    exit_code = 1
+    kind = "refused"
+
+
+class EmitCheckFailed(TeilError):
+    """An emitted access is not proved in bounds: a bug of the emitter, never C output (exit 70)."""
+
+    exit_code = 70
+    kind = "internal error"
+
+
+# ==========================================================================
+# Index maps: extents, loop variables, expressions
+# ==========================================================================
+
+
+@dataclass(frozen=True)
+class Ext:
+    """An extent as C sees it: a literal, or a shape parameter rounded up to ``pad``
+    (report Definition 7, ``⌈n⌉ = M·ceil(n/M)``); a literal is rounded at once."""
+
+    base: int | str
+    pad: int | None = None
+
+    @property
+    def concrete(self) -> bool:
+        return isinstance(self.base, int)
+
+
+def ext(base: int | str, pad: int | None = None) -> Ext:
+    """The extent ``⌈base⌉`` (folded when ``base`` is a number)."""
+    if isinstance(base, int):
+        return Ext(base if pad is None else round_up(base, pad))
+    return Ext(base, pad)
+
+
+@dataclass(frozen=True, eq=False)
+class LoopVar:
+    """An index variable of the emitted loops: St-Stmt's domain (``k``) or a ``Σ`` (``m``).
+
+    In the semantics it ranges over ``1..bound``; the C loop runs its 0-based
+    counterpart over ``0..bound-1``."""
+
+    name: str
+    bound: Ext
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+#: One component of an index map: a loop variable, or a constant extent (``proj m``).
+Ix = LoopVar | Ext
+
+
+@dataclass(frozen=True, eq=False)
+class Version:
+    """One version of an allocation's memory (St-Seq): the initial one, or what statement
+    ``stmt`` wrote."""
+
+    alloc: str
+    shape: tuple[Ext, ...]  # the (padded) extents: its layout
+    stmt: int = -1  # -1: the initial version
+
+    def __repr__(self) -> str:
+        return f"{self.alloc}@{'init' if self.stmt < 0 else self.stmt + 1}"
+
+
+@dataclass(frozen=True, eq=False)
+class Load:
+    """``μ(x)(k)``: version ``version`` read at the index map ``index``."""
+
+    version: Version
+    index: tuple[Ix, ...]
+    node: Var | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Bin:
+    """``a op b`` (report Definition 4; ``div`` is controlled division, Definition 8)."""
+
+    op: ElemOp
+    a: Value
+    b: Value
+
+
+@dataclass(frozen=True, eq=False)
+class Sum:
+    """``Σ_{var=1..bound} body``."""
+
+    var: LoopVar
+    body: Value
+
+
+@dataclass(frozen=True, eq=False)
+class Guard:
+    """The padded ``expa``: ``body`` where ``j <= d``, else 0 (eval.py, ``Interpretation.guard``)."""
+
+    j: Ix
+    d: Ext
+    body: Value
+
+
+Value = Load | Bin | Sum | Guard
+
+
+@dataclass(frozen=True)
+class StmtIR:
+    """St-Stmt for statement ``index``: ``target[k] = value`` for every ``k`` of ``domain``."""
+
+    index: int
+    stmt: Stmt
+    target: Version
+    domain: tuple[LoopVar, ...]
+    value: Value
+
+
+def loop_extent(n: Ext) -> Ext:
+    """The extent a loop of the semantics runs over: ``n`` itself.  (A seam for the
+    mutation tests: an emitter whose loops run one step too far is caught by the check.)"""
+    return n
+
+
+class CInterpretation:
+    """eval.py's :class:`~core_teil.semantics.eval.Interpretation` whose values are C expression trees."""
+
+    def __init__(self, typed: TypedProgram) -> None:
+        self.typed = typed
+        self.stmts: list[StmtIR] = []
+        self.stmt = -1
+        self._sums = itertools.count(1)
+
+    def extent(self, d: Any) -> Ext:
+        v = self.typed.solver.concrete(d)
+        return ext(v if v is not None else str(d))
+
+    def ceil(self, n: Ext, pad: int) -> Ext:
+        return ext(n.base, pad)
+
+    def read(self, store: Mapping[str, Version], x: str, k: tuple, node: Var) -> Load:
+        return Load(store[x], tuple(k), node)
+
+    def arith(self, op: ElemOp, a: Value, b: Value) -> Bin:
+        return Bin(op, a, b)
+
+    def sum(self, n: Ext, body: Callable[[LoopVar], Value], node: Expr) -> Sum:
+        m = LoopVar(f"m{next(self._sums)}", loop_extent(n))
+        return Sum(m, body(m))
+
+    def guard(self, j: Ix, d: Ext, v: Value) -> Guard:
+        return Guard(j, d, v)
+
+    def domain(self, bounds: tuple[Ext, ...], stmt: Stmt) -> tuple[LoopVar, ...]:
+        return tuple(LoopVar(f"k{j}", loop_extent(n)) for j, n in enumerate(bounds, start=1))
+
+    def update(self, store: Mapping[str, Version], x: str, k: tuple, v: Value,
+               bounds: tuple[Ext, ...]) -> dict[str, Version]:
+        s = self.stmt
+        target = Version(x, tuple(bounds), s)
+        self.stmts.append(StmtIR(s, self.typed.program.stmts[s], target, tuple(k), v))
+        new = dict(store)
+        new[x] = target
+        return new
+
+
+def lower_to_ir(typed: TypedProgram, pad: int | None) -> tuple[list[StmtIR], dict[str, Version], dict[str, Version]]:
+    """Eval-Prog with :class:`CInterpretation`: every statement's index maps and values,
+    the initial versions, and the final version of every allocation."""
+    interp = CInterpretation(typed)
+    initial: dict[str, Version] = {}
+    probe = Sem(typed, interp, {}, pad)
+    for a in typed.program.allocs:
+        initial[a.name] = Version(a.name, tuple(probe.bound(d) for d in a.shape))
+    sem = Sem(typed, interp, dict(initial), pad)
+    for s, stmt in enumerate(typed.program.stmts):
+        interp.stmt = s
+        sem = Sem(typed, interp, st_stmt(stmt, sem), pad)
+    return interp.stmts, initial, dict(sem.store)
+
+
+def walk_value(v: Value) -> Iterator[Value]:
+    stack = [v]
+    while stack:
+        e = stack.pop()
+        yield e
+        if isinstance(e, Bin):
+            stack += [e.b, e.a]
+        elif isinstance(e, Sum | Guard):
+            stack.append(e.body)
+
+
+def free_vars(v: Value, memo: dict[int, frozenset[LoopVar]]) -> frozenset[LoopVar]:
+    """The loop variables ``v``'s value depends on."""
+    got = memo.get(id(v))
+    if got is not None:
+        return got
+    if isinstance(v, Load):
+        out = frozenset(i for i in v.index if isinstance(i, LoopVar))
+    elif isinstance(v, Bin):
+        out = free_vars(v.a, memo) | free_vars(v.b, memo)
+    elif isinstance(v, Sum):
+        out = free_vars(v.body, memo) - {v.var}
+    else:
+        out = free_vars(v.body, memo) | ({v.j} if isinstance(v.j, LoopVar) else frozenset())
+    memo[id(v)] = out
+    return out
+
+
+# ==========================================================================
+# Storage: which buffer holds which version
+# ==========================================================================
+
+
+@dataclass(frozen=True)
+class Storage:
+    """A buffer of the C function: a caller's input or output array, or a slot of the workspace."""
+
+    cname: str  # the C pointer that addresses it
+    alloc: str
+    shape: tuple[Ext, ...]  # (padded) extents, row-major
+    role: str  # "input" | "output" | "work"
+    tag: str = ""  # a workspace slot: "init" (an initial store), "a" or "b" (statement results)
+    #: Holds one block of a fused group (:func:`shrink`): the allocation without its first
+    #: dimension, addressed without the first index (which is the fused loop's).
+    per_element: bool = False
+
+
+#: C99's keywords, and the library names the emitted file uses: no TeIL name becomes one of these.
+C_KEYWORDS = frozenset((
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool",
+    "_Complex", "_Imaginary", "NULL", "NAN", "main", "free", "malloc", "ptrdiff_t", "size_t",
+    "work",  # the workspace argument of every kernel
+))
+
+
+def cname(name: str) -> str:
+    """A TeIL name as a C identifier: itself, unless it is a C keyword (or a name of the C
+    library the file uses) or starts with a prefix the emitter keeps for itself (``ct_``,
+    ``u_``, ``_``); then ``u_`` + name.  Injective, and never one of the emitter's ``ct_`` names."""
+    if name in C_KEYWORDS or name.startswith(("ct_", "u_", "_")):
+        return "u_" + name
+    return name
+
+
+def c_ident(text: str) -> str:
+    """A C identifier made of ``text`` (for function names derived from file names)."""
+    s = re.sub(r"[^A-Za-z0-9_]", "_", text)
+    return s if s and not s[0].isdigit() else "_" + s
+
+
+# ==========================================================================
+# The check: every emitted access in bounds
+# ==========================================================================
+
+
+@dataclass(frozen=True)
+class Access:
+    """One array access of the C file, as it was printed."""
+
+    storage: Storage
+    index: tuple[Ix, ...]
+    strides: tuple[tuple[Ext, ...], ...]
+    write: bool
+    where: str
+
+
+def row_major(shape: tuple[Ext, ...]) -> tuple[tuple[Ext, ...], ...]:
+    """The stride of each dimension as a product of extents: C order (row-major)."""
+    return tuple(shape[p + 1:] for p in range(len(shape)))
+
+
+def _normal(product: tuple[Ext, ...]) -> tuple[int, tuple[tuple[str, int | None], ...]]:
+    """A product of extents in a normal form: its number times its sorted symbolic factors."""
+    num = math.prod(e.base for e in product if isinstance(e.base, int))
+    return num, tuple(sorted((str(e.base), e.pad) for e in product if not isinstance(e.base, int)))
+
+
+class Checker:
+    """Decides, with Z3 and for every parameter value the ``assume``s allow, that an index
+    component stays within an extent (paper Lemma 4.3 for the emitted loops)."""
+
+    def __init__(self, typed: TypedProgram) -> None:
+        self.typed = typed
+        self.hyps = typed.solver.hypotheses()
+        self._proved: dict[tuple, bool] = {}
+        self.claims = 0
+
+    def z3(self, e: Ext) -> z3.ArithRef:
+        if isinstance(e.base, int):
+            return z3.IntVal(e.base)
+        t = self.typed.solver.term(e.base)
+        return t if e.pad is None else z3_round_up(t, e.pad)
+
+    def within(self, ix: Ix, extent: Ext) -> bool:
+        """``1 <= ix <= extent`` whenever every loop variable is within its loop."""
+        key = (("var", ix.bound) if isinstance(ix, LoopVar) else ("const", ix), extent)
+        got = self._proved.get(key)
+        if got is None:
+            s = z3_solver()
+            s.add(*self.hyps)
+            if isinstance(ix, LoopVar):
+                v = z3.Int(f"emit_{ix.name}")
+                s.add(v >= 1, v <= self.z3(ix.bound))
+            else:
+                v = self.z3(ix)
+            s.add(z3.Not(in_bounds((v,), (self.z3(extent),))))
+            r = s.check()
+            if r == z3.unknown:
+                raise TeilUnknown(f"emit-c: Z3 could not decide whether an index ranging over "
+                                  f"{_show(ix)} stays within {_show(extent)}", NO_SPAN, "emit-c check")
+            got = self._proved[key] = r == z3.unsat
+            self.claims += 1
+        return got
+
+
+def _show(e: Ix) -> str:
+    if isinstance(e, LoopVar):
+        return f"1..{_show(e.bound)}"
+    if isinstance(e.base, int) or e.pad is None:
+        return str(e.base)
+    return f"ceil_{e.pad}({e.base})"
+
+
+def check_accesses(accesses: list[Access], typed: TypedProgram) -> int:
+    """Every access of the C file in bounds; returns the number of Z3 claims decided.
+
+    For each access: (1) its rank is its storage's, and every index component is within
+    the storage's extent (Z3, for all parameters); (2) its strides are the row-major
+    strides of the storage's extents, so that (1) bounds the flat offset by the storage's
+    size (``Σ (k_p - 1)·Π_{q>p} D_q <= Π D - 1``); (3) with concrete extents, that flat
+    offset is bounded directly.  Raises :class:`EmitCheckFailed` on the first failure."""
+    checker = Checker(typed)
+    for a in accesses:
+        shape = a.storage.shape
+        what = f"{a.where}: {'write' if a.write else 'read'} of {a.storage.cname}"
+        if len(a.index) != len(shape) or len(a.strides) != len(shape):
+            raise EmitCheckFailed(f"{what}: {len(a.index)} indices for a buffer of rank {len(shape)}",
+                                  rule="emit-c check: rank")
+        for p, (ix, d) in enumerate(zip(a.index, shape, strict=True), start=1):
+            if not checker.within(ix, d):
+                raise EmitCheckFailed(f"{what}: index {p} ranges over {_show(ix)}, beyond the extent "
+                                      f"{_show(d)} for some parameter values", rule="emit-c check: Lemma 4.3")
+        expected = tuple(shape[p + 1:] for p in range(len(shape)))  # row-major, independently of row_major()
+        if [_normal(s) for s in a.strides] != [_normal(s) for s in expected]:
+            raise EmitCheckFailed(f"{what}: strides are not the row-major strides of its extents",
+                                  rule="emit-c check: layout")
+        if all(e.concrete for e in shape) and \
+                all((ix.bound if isinstance(ix, LoopVar) else ix).concrete for ix in a.index):
+            lo = hi = 0
+            for ix, st in zip(a.index, a.strides, strict=True):
+                stride = math.prod(int(e.base) for e in st)
+                top = (int(ix.bound.base) - 1) if isinstance(ix, LoopVar) else int(ix.base) - 1  # type: ignore[arg-type]
+                low = 0 if isinstance(ix, LoopVar) else top
+                lo, hi = lo + low * stride, hi + top * stride
+            size = math.prod(int(e.base) for e in shape)
+            if lo < 0 or hi >= size:
+                raise EmitCheckFailed(f"{what}: flat offsets {lo}..{hi} leave its {size} elements",
+                                      rule="emit-c check: flat offset")
+    return checker.claims
+
+
+# ==========================================================================
+# The C file
+# ==========================================================================
+
+
+CONVENTION = """\
+Calling convention (the same for every kernel emit-c writes):
+  int {name}(P..., const double *IN..., double *OUT..., double *work);
+  - P: the shape parameters not fixed at emit time, as ptrdiff_t, in the order
+    of the program's `param` declarations; each must be >= 1 and satisfy the
+    program's `assume`s (else {macro}_EPARAM).  Parameters fixed at emit time
+    are compiled in ({macro}_PARAM_<name> macros).
+  - IN: the `input` allocations, OUT: the `output` allocations, each in the
+    order of the program's declarations (a program without qualifiers takes
+    every allocation as an input, ct_in_X, and as an output, ct_out_X; such an
+    input may be NULL, meaning "not supplied": its elements are then undefined).
+  - Layout: dense row-major (C order) float64 arrays of the declared shapes,
+    with every extent rounded up to a multiple of the pad M when emitted with
+    --pad M (report Definition 7).  The caller allocates every array; a padded
+    input must hold 0 in its padding; a padded output receives the whole
+    padded array (0 in the padding, or NaN where the original value is NaN).
+  - No alignment is required (64-byte alignment helps vectorised loops).
+    Arrays must not overlap each other or the workspace (restrict).
+  - work: {name}_work(P...) doubles of scratch memory, or NULL (then the
+    kernel allocates and frees it itself, and returns {macro}_ENOMEM if it
+    cannot).
+  - Values: the undefined value of SPEC.md section 4 is NaN; inputs may hold
+    NaN and +-inf.  The kernel computes, operation by operation, the doubles
+    ct.evaluate computes: it turns floating-point contraction off (GCC, Clang)
+    and refuses -ffast-math (#error).
+  - Returns {macro}_OK (0), {macro}_ENULL (a required pointer is NULL),
+    {macro}_EPARAM (parameters outside the certificate's range, or too large
+    for ptrdiff_t), {macro}_ENOMEM.  Reentrant: no global state.
+"""
+
+
+@dataclass(frozen=True)
+class CArg:
+    """One argument of the emitted function, in order."""
+
+    role: str  # "param" | "input" | "output" | "work"
+    name: str  # the TeIL name ("" for work)
+    cname: str
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class CSource:
+    """A standalone C99 kernel and its header, and the certificate that licenses them.
+
+    ``c`` includes ``header`` by that name; ``certificate`` is the proof report every
+    obligation of which is proved; ``args`` is the calling convention, argument by
+    argument; ``shapes`` the (padded) extents of every input and output, as numbers or
+    parameter names with the pad; ``checked`` the number of array accesses the emitter
+    check (:func:`check_accesses`) proved in bounds."""
+
+    c: str
+    h: str
+    name: str
+    header: str
+    certificate: Report
+    args: tuple[CArg, ...]
+    shapes: Mapping[str, tuple[Ext, ...]]
+    checked: int
+    pad: int | None = None
+    params: Mapping[str, int] = field(default_factory=dict)
+
+    def shape(self, name: str, params: Mapping[str, int] | None = None) -> tuple[int, ...]:
+        """The extents of array ``name`` as the caller allocates it (padded), for ``params``."""
+        values = {**self.params, **(params or {})}
+
+        def value(e: Ext) -> int:
+            n = e.base if isinstance(e.base, int) else values[e.base]
+            return n if e.pad is None else round_up(n, e.pad)
+
+        return tuple(value(e) for e in self.shapes[name])
+
+
+def _comment(text: str) -> str:
+    """Text safe inside a C block comment: ASCII, no ``*/``, no trigraphs."""
+    text = text.replace("•", "NaN").encode("ascii", "replace").decode("ascii")
+    return text.replace("*/", "* /").replace("??", "? ?")
+
+
+class Emitter:
+    """Prints the C file from the statements' expression trees, recording every access."""
+
+    def __init__(self, typed: TypedProgram, pad: int | None, name: str) -> None:
+        self.typed = typed
+        self.pad = pad
+        self.name = name
+        self.accesses: list[Access] = []
+        self.padded: dict[Ext, str] = {}  # symbolic padded extents -> their C local
+        self.uses_cdiv = False
+        self._acc = itertools.count(1)
+        self.where = ""
+
+    # -- extents and offsets ------------------------------------------------
+
+    def ext_c(self, e: Ext) -> str:
+        if isinstance(e.base, int):
+            return str(e.base)
+        base = cname(e.base)
+        if e.pad is None:
+            return base
+        return self.padded.setdefault(e, f"ct_pad{e.pad}_{base}")
+
+    def product_c(self, product: tuple[Ext, ...]) -> str:
+        num = math.prod(e.base for e in product if isinstance(e.base, int))
+        syms = [self.ext_c(e) for e in product if not isinstance(e.base, int)]
+        if not syms:
+            return str(num)
+        return " * ".join(syms + ([str(num)] if num != 1 else []))
+
+    def ix_c(self, ix: Ix) -> str:
+        """The 0-based C value of an index component."""
+        if isinstance(ix, LoopVar):
+            return f"ct_{ix.name}"
+        if isinstance(ix.base, int):
+            return str(ix.base - 1)
+        return f"({self.ext_c(ix)} - 1)"
+
+    def access(self, storage: Storage, index: tuple[Ix, ...], write: bool = False) -> str:
+        """``storage[offset(index)]``, recorded for :func:`check_accesses`."""
+        if storage.per_element:
+            index = index[1:]
+        strides = row_major(storage.shape)
+        self.accesses.append(Access(storage, tuple(index), strides, write, self.where))
+        if not index:
+            return f"{storage.cname}[0]"
+        terms: dict[str, int] = {}  # concrete strides folded per variable (diag repeats one)
+        const = 0
+        parts: list[str] = []
+        for ix, st in zip(index, strides, strict=True):
+            if all(e.concrete for e in st):
+                stride = math.prod(int(e.base) for e in st)
+                if isinstance(ix, LoopVar):
+                    v = self.ix_c(ix)
+                    if v not in terms:
+                        parts.append(v)
+                    terms[v] = terms.get(v, 0) + stride
+                elif isinstance(ix.base, int):
+                    const += (ix.base - 1) * stride
+                else:
+                    parts.append(f"{self.ix_c(ix)} * {stride}" if stride != 1 else self.ix_c(ix))
+            else:
+                parts.append(f"{self.ix_c(ix)} * {self.product_c(st)}")
+        parts = [f"{p} * {terms[p]}" if terms.get(p, 1) != 1 else p for p in parts]
+        if const or not parts:
+            parts.append(str(const))
+        return f"{storage.cname}[{' + '.join(parts)}]"
+
+    # -- loops ----------------------------------------------------------------
+
+    def loop(self, v: LoopVar) -> str:
+        c = self.ix_c(v)
+        return f"for (ptrdiff_t {c} = 0; {c} < {self.ext_c(v.bound)}; ++{c})"
+
+    def value_c(self, v: Value, storages: Mapping[Version, Storage], accs: Mapping[int, str]) -> str:
+        if isinstance(v, Load):
+            return self.access(storages[v.version], v.index)
+        if isinstance(v, Sum):
+            return accs[id(v)]
+        if isinstance(v, Guard):
+            body = self.value_c(v.body, storages, accs)
+            if isinstance(v.j, LoopVar):
+                test = f"{self.ix_c(v.j)} < {self.ext_c(v.d)}"
+            else:
+                test = f"{self.ext_c(v.j)} <= {self.ext_c(v.d)}"
+            return f"({test} ? {body} : 0.0)"
+        a = self.value_c(v.a, storages, accs)
+        b = self.value_c(v.b, storages, accs)
+        if v.op == "div":
+            self.uses_cdiv = True
+            return f"ct_cdiv({a}, {b})"
+        return f"({a} {'+' if v.op == 'add' else '-' if v.op == 'sub' else '*'} {b})"
+
+    def statement(self, st: StmtIR, target: Storage, storages: Mapping[Version, Storage],
+                  fused: bool = False) -> tuple[list[str], list[str]]:
+        """St-Stmt as a loop nest: ``target[k] = [[e]](k)`` for every ``k`` of the domain.
+
+        Returns the lines before the loops and the loops.  ``fused``: the loop over the
+        first index is the fused loop of a group of statements (:func:`fuse`), printed by
+        the caller, and the lines are its body."""
+        memo: dict[int, frozenset[LoopVar]] = {}
+        value = st.value
+        loops = st.domain[1:] if fused else st.domain
+        if isinstance(value, Sum) and loops and not any(isinstance(e, Sum) for e in walk_value(value.body)):
+            return [], self.accumulating(st, value, target, storages, loops)
+        # each Σ is computed right inside the innermost loop its value depends on (or before
+        # every loop): loop-invariant code motion, children before parents
+        homes: dict[LoopVar | None, list[Sum]] = {}
+
+        def place(e: Value, chain: list[LoopVar]) -> None:
+            if isinstance(e, Sum):
+                place(e.body, [*chain, e.var])
+                fv = free_vars(e, memo)
+                home = next((v for v in reversed(chain) if v in fv), None)
+                homes.setdefault(home, []).append(e)
+            elif isinstance(e, Bin):
+                place(e.a, chain)
+                place(e.b, chain)
+            elif isinstance(e, Guard):
+                place(e.body, chain)
+
+        place(value, list(st.domain))
+        accs: dict[int, str] = {}
+
+        def prelude(home: LoopVar | None, depth: int, out: list[str]) -> None:
+            for s in homes.get(home, []):
+                acc = accs[id(s)] = f"ct_s{next(self._acc)}"
+                pad = "    " * depth
+                out.append(f"{pad}double {acc} = -0.0;")
+                out.append(f"{pad}{self.loop(s.var)} {{")
+                prelude(s.var, depth + 1, out)
+                out.append(f"{pad}    {acc} += {self.value_c(s.body, storages, accs)};")
+                out.append(f"{pad}}}")
+
+        before: list[str] = []
+        lines: list[str] = []
+        prelude(None, 1, before)
+        if fused:
+            prelude(st.domain[0], 1, lines)
+        for d, v in enumerate(loops, start=1):
+            lines.append("    " * d + self.loop(v) + " {")
+            prelude(v, d + 1, lines)
+        rhs = self.value_c(value, storages, accs)
+        lines.append("    " * (len(loops) + 1) + f"{self.access(target, st.domain, True)} = {rhs};")
+        for d in range(len(loops), 0, -1):
+            lines.append("    " * d + "}")
+        return before, lines
+
+    def accumulating(self, st: StmtIR, value: Sum, target: Storage, storages: Mapping[Version, Storage],
+                     loops: tuple[LoopVar, ...]) -> list[str]:
+        """``x[k] = Σ_m body`` with ``m`` outside the innermost domain loop: every element
+        still sums ``m = 1..n`` in order from ``-0.0``, and the inner loop is independent
+        across elements (vectorisable without reassociation)."""
+        *outer, inner = loops
+        lines: list[str] = []
+        for d, v in enumerate(outer, start=1):
+            lines.append("    " * d + self.loop(v) + " {")
+        d = len(outer) + 1
+        pad = "    " * d
+        lines.append(f"{pad}{self.loop(inner)}")
+        lines.append(f"{pad}    {self.access(target, st.domain, True)} = -0.0;")
+        lines.append(f"{pad}{self.loop(value.var)}")
+        lines.append(f"{pad}    {self.loop(inner)}")
+        body = self.value_c(value.body, storages, {})
+        lines.append(f"{pad}        {self.access(target, st.domain, True)} += {body};")
+        for d in range(len(outer), 0, -1):
+            lines.append("    " * d + "}")
+        return lines
+
+    def fill(self, target: Storage, shape: tuple[Ext, ...], source: Storage | None) -> list[str]:
+        """``target`` = the initial store of an allocation (report Fig. 13, d-pad-var): a copy of
+        ``source``, or • (NaN) on the original extents and 0 in the padding."""
+        domain = tuple(LoopVar(f"k{j}", e) for j, e in enumerate(target.shape, start=1))
+        lines = ["    " * d + self.loop(v) + " {" for d, v in enumerate(domain, start=1)]
+        depth = len(domain) + 1
+        if source is not None:
+            rhs = self.access(source, domain)
+        else:
+            inside = [f"{self.ix_c(v)} < {self.ext_c(n)}" for v, n in zip(domain, shape, strict=True)
+                      if v.bound != n]
+            rhs = f"({' && '.join(inside)}) ? NAN : 0.0" if inside else "NAN"
+        lines.append("    " * depth + f"{self.access(target, domain, True)} = {rhs};")
+        lines += ["    " * d + "}" for d in range(len(domain), 0, -1)]
+        return lines
+
+
+# ==========================================================================
+# emit_c
+# ==========================================================================
+
+
+def certify(program: Program, params: dict[str, int], pad: int | None) -> Report:
+    """``ct.prove(program, params, pad)``, or refuse: the certificate is what licenses C
+    without bounds checks (paper Theorem 4.6; report Corollary 3 with a pad)."""
+    from ..proving.prove import prove
+
+    report = prove(program, params, pad)
+    if report.ok:
+        return report
+    where: Span = program.stmts[0].span if program.stmts else NO_SPAN
+    refuted = [o for o in report.obligations if o.status is Status.REFUTED]
+    if refuted:
+        o = refuted[0]
+        cex = o.counterexample
+        why = f": {cex.what}" if cex is not None and cex.what else ""
+        at = f" at {', '.join(f'{k} = {v}' for k, v in cex.params.items())}" if cex is not None and cex.params \
+            else ""
+        stmt_span = program.stmts[o.statement - 1].span if o.statement and o.statement <= len(program.stmts) \
+            else where
+        raise EmitRefused(f"emit-c lowers only proved programs: obligation {o.label} ({o.lemma}) is "
+                          f"refuted{why}{at}; run core-teil prove for the counterexample",
+                          stmt_span, o.name)
+    bad = [o for o in report.obligations if o.status is not Status.PROVED]
+    names = ", ".join(o.label for o in bad)
+    raise TeilUnknown(f"emit-c lowers only proved programs: the solver could not decide {names}", where,
+                      "prove")
+
+
+def default_name(program: Program) -> str:
+    stem = re.sub(r"\.[A-Za-z0-9]+$", "", program.file.replace("\\", "/").rsplit("/", 1)[-1])
+    return "teil_" + (c_ident(stem) if stem and not stem.startswith("<") else "kernel")
+
+
+def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | None = None, *,
+           name: str | None = None, header: str | None = None, fuse: bool = True) -> CSource:
+    """A standalone C99 kernel for ``program`` (SPEC.md section 6, ``core-teil emit-c``).
+
+    ``params`` fixes shape parameters at compile time (the others become arguments);
+    ``pad=M`` lays every array out with extents rounded up to multiples of ``M``.  The
+    program is proved first (:func:`certify`); the C is then derived from eval.py's
+    equations (:class:`CInterpretation`) and every access it makes is checked in bounds
+    (:func:`check_accesses`).  ``name`` is the C function (default ``teil_<file stem>``),
+    ``header`` the file name the C file includes (default ``<name>.h``); ``fuse=False``
+    runs every statement over its whole domain before the next (no :func:`fuse`)."""
+    pad = check_pad(pad)
+    params = check_params(params, program)
+    if name is None:
+        name = default_name(program)
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in C_KEYWORDS or name.startswith("ct_"):
+        raise TeilInputError(f"--name {name!r}: not a C identifier the kernel may use")
+    header = header or f"{name}.h"
+    if not re.fullmatch(r"[A-Za-z0-9_.+-]+", header):
+        raise TeilInputError(f"header name {header!r}: expected a plain file name")
+    report = certify(program, params, pad)
+    typed = check_program(program, params)
+    stmts, initial, final = lower_to_ir(typed, pad)
+    return _Build(typed, pad, name, header, report, stmts, initial, final, fuse).source()
+
+
+def loads(st: StmtIR) -> Iterator[Load]:
+    return (e for e in walk_value(st.value) if isinstance(e, Load))
+
+
+def fusible(group: list[StmtIR], storages: Mapping[Version, Storage]) -> bool:
+    """Running ``group`` block by block (for each value ``e`` of the first index, every
+    statement at ``e``) computes what running the statements one after the other does.
+
+    Each statement writes its target at ``[e, ...]`` (St-Stmt's domain).  So if every
+    statement's first loop has the same extent, and every read of a buffer that some
+    statement of the group writes is at the reader's own ``e``, then every dependence
+    between two statements (a value read after it is written, or overwritten after it is
+    read, or written twice) stays inside one block, where the order is the statements'
+    order."""
+    if len(group) < 2 or any(not st.domain for st in group):
+        return False
+    if any(st.domain[0].bound != group[0].domain[0].bound for st in group):
+        return False
+    written = {storages[st.target] for st in group}
+    return all(storages[ld.version] not in written or (ld.index and ld.index[0] is st.domain[0])
+               for st in group for ld in loads(st))
+
+
+def fuse(live: list[StmtIR], storages: Mapping[Version, Storage]) -> list[list[StmtIR]]:
+    """Consecutive statements into fused groups (:func:`fusible`), greedily from the first:
+    the lifted contractions of ``interp`` then pass their intermediates from one statement
+    to the next within one element's block, in cache, instead of through memory."""
+    groups: list[list[StmtIR]] = []
+    for st in live:
+        if groups and fusible([*groups[-1], st], storages):
+            groups[-1].append(st)
+        else:
+            groups.append([st])
+    return groups
+
+
+def shrink(group: list[StmtIR], live: list[StmtIR], storages: Mapping[Version, Storage]) -> dict[Storage, Storage]:
+    """Workspace slots of a fused group that can hold one block instead of the whole
+    allocation: written only by the group, read only by the group and only at values the
+    group wrote (at the reader's own block, by :func:`fusible`)."""
+    if len(group) < 2:
+        return {}
+    inside = {id(st) for st in group}
+    written_in = {storages[st.target] for st in group}
+    out: dict[Storage, Storage] = {}
+    for s in written_in:
+        if s.role != "work" or s.per_element:
+            continue
+        writers = [st for st in live if storages[st.target] == s]
+        readers = [(st, ld) for st in live for ld in loads(st) if storages[ld.version] == s]
+        versions = {st.target for st in writers}
+        if all(id(st) in inside for st in writers) and \
+                all(id(st) in inside and ld.version in versions for st, ld in readers):
+            out[s] = Storage(f"ct_e_{s.cname[len('ct_w_'):]}", s.alloc, s.shape[1:], "work", s.tag, True)
+    return out
+
+
+class _Build:
+    """One emission: liveness, storage, the function body, the header."""
+
+    def __init__(self, typed: TypedProgram, pad: int | None, name: str, header: str, report: Report,
+                 stmts: list[StmtIR], initial: dict[str, Version], final: dict[str, Version],
+                 fuse: bool = True) -> None:
+        self.typed, self.pad, self.name, self.header, self.report = typed, pad, name, header, report
+        self.fuse = fuse
+        self.program = typed.program
+        self.stmts, self.initial, self.final = stmts, initial, final
+        self.em = Emitter(typed, pad, name)
+        self.macro = name.upper()
+        self.symbolic = tuple(p for p in self.program.params if p not in typed.params)
+
+    # -- which statements matter ---------------------------------------------------
+
+    def live(self) -> list[StmtIR]:
+        """St-Seq backwards from the outputs: a statement whose value no later live statement
+        reads and that is no output's final value changes no output; it is left out."""
+        needed = {self.final[a.name] for a in self.program.outputs()}
+        keep: list[StmtIR] = []
+        for st in reversed(self.stmts):
+            if st.target in needed:
+                keep.append(st)
+                needed |= {ld.version for ld in loads(st)}
+        self.needed_initial = {v.alloc for v in needed if v.stmt < 0}
+        return keep[::-1]
+
+    # -- the function ----------------------------------------------------------------
+
+    def source(self) -> CSource:
+        program = self.program
+        live = self.live()
+        qualified = program.qualified
+        inputs, outputs = program.inputs(), program.outputs()
+        required = required_inputs(program)
+        in_name = {a.name: cname(a.name) if qualified else f"ct_in_{cname(a.name)}" for a in inputs}
+        out_name = {a.name: cname(a.name) if qualified else f"ct_out_{cname(a.name)}" for a in outputs}
+        args = [CArg("param", p, cname(p)) for p in self.symbolic]
+        args += [CArg("input", a.name, in_name[a.name], a.name in required) for a in inputs]
+        args += [CArg("output", a.name, out_name[a.name]) for a in outputs]
+        args.append(CArg("work", "", "work", False))
+
+        em = self.em
+        shape = {a.name: self.initial[a.name].shape for a in program.allocs}
+        declared = {a.name: tuple(CInterpretation(self.typed).extent(d) for d in a.shape) for a in program.allocs}
+        slots: dict[tuple[str, str], Storage] = {}
+
+        def slot(x: str, tag: str) -> Storage:
+            key = (x, tag)
+            if key not in slots:
+                slots[key] = Storage(f"ct_w_{cname(x)}_{tag}", x, shape[x], "work", tag)
+            return slots[key]
+
+        storages: dict[Version, Storage] = {}
+        setup: list[str] = []  # initial stores (before any statement)
+        # initial versions that are read, or are an output's final value
+        for a in program.allocs:
+            x = a.name
+            v0 = self.initial[x]
+            if x not in self.needed_initial:
+                continue
+            if x in in_name:
+                given = Storage(in_name[x], x, shape[x], "input")
+                if x in required:
+                    storages[v0] = given
+                else:  # not supplied (NULL) means • everywhere (μ_allocs)
+                    s = Storage(f"ct_init_{cname(x)}", x, shape[x], "input")
+                    storages[v0] = s
+                    nan = slot(x, "init")
+                    em.where = f"initial store of {x}"
+                    setup.append(f"    const double *{s.cname} = {given.cname};")
+                    setup.append(f"    if ({s.cname} == NULL) {{")
+                    setup += ["    " + line for line in em.fill(nan, declared[x], None)]
+                    setup.append(f"        {s.cname} = {nan.cname};")
+                    setup.append("    }")
+            elif x in out_name and self.final[x] is v0:
+                storages[v0] = Storage(out_name[x], x, shape[x], "output")  # filled with • below
+            else:
+                storages[v0] = slot(x, "init")
+                em.where = f"initial store of {x}"
+                setup += em.fill(storages[v0], declared[x], None)
+        current = {x: storages.get(v0) for x, v0 in self.initial.items()}
+        for st in live:
+            x = st.target.alloc
+            reads_x = any(isinstance(e, Load) and e.version.alloc == x for e in walk_value(st.value))
+            cur = current.get(x)
+            if x in out_name and self.final[x] is st.target:
+                target = Storage(out_name[x], x, shape[x], "output")  # the last value of an output
+            elif reads_x and cur is not None and cur.tag == "a":
+                target = slot(x, "b")  # St-Stmt reads the old x while it writes the new one
+            elif not reads_x and cur is not None and cur.tag in ("a", "b"):
+                target = cur  # the old value is dead (St-Seq): overwrite it
+            else:
+                target = slot(x, "a")
+            storages[st.target] = target
+            current[x] = target
+        groups = fuse(live, storages) if self.fuse else [[st] for st in live]
+        for group in groups:
+            for old_slot, small in shrink(group, live, storages).items():
+                slots[(old_slot.alloc, old_slot.tag)] = small
+                for v, st_ in list(storages.items()):
+                    if st_ == old_slot:
+                        storages[v] = small
+        body: list[str] = []
+        for group in groups:
+            fused = len(group) > 1
+            inner: list[str] = []
+            for st in group:
+                em.where = f"statement {st.index + 1}"
+                where = _comment(f"{st.stmt.span.file}:{st.stmt.span.line}") if st.stmt.span.known else ""
+                before, lines = em.statement(st, storages[st.target], storages, fused)
+                comment = f"/* statement {st.index + 1}{' (' + where + ')' if where else ''}: " \
+                          f"{_comment(format_stmt(st.stmt))} */"
+                if fused:  # Σs that depend on no index of the group are computed before its loop
+                    body += ["    " + line for line in before]
+                    inner += ["        " + comment, "        {", *["        " + line for line in lines], "        }"]
+                else:
+                    body += ["    " + comment, "    {", *["    " + line for line in before + lines], "    }"]
+            if fused:
+                first = group[0].domain[0]
+                body.append(f"    /* statements {', '.join(str(st.index + 1) for st in group)} fused over their "
+                            f"first index (1..{_show(first.bound)}): each reads the others' values only at "
+                            f"its own first index */")
+                body += ["    " + em.loop(first) + " {", *inner, "    }"]
+        # outputs whose final value is their initial one
+        for a in outputs:
+            x = a.name
+            v = self.final[x]
+            if v.stmt >= 0:
+                continue
+            out = Storage(out_name[x], x, shape[x], "output")
+            em.where = f"output {x}"
+            src = storages.get(v)
+            if src is not None and src.cname == out.cname:
+                setup += em.fill(out, declared[x], None)
+            else:
+                body += em.fill(out, declared[x], src)
+        check_accesses(em.accesses, self.typed)  # nothing is printed that is not proved in bounds
+        return self.finish(args, slots, setup, body, shape)
+
+    # -- printing ---------------------------------------------------------------------
+
+    def finish(self, args: list[CArg], slots: dict[tuple[str, str], Storage], setup: list[str],
+               body: list[str], shape: dict[str, tuple[Ext, ...]]) -> CSource:
+        em, m = self.em, self.macro
+        params_c = [f"ptrdiff_t {a.cname}" for a in args if a.role == "param"]
+        proto_args = params_c + [f"const double *{a.cname}" for a in args if a.role == "input"] + \
+            [f"double *{a.cname}" for a in args if a.role == "output"] + ["double *work"]
+        def_args = params_c + [f"const double *restrict {a.cname}" for a in args if a.role == "input"] + \
+            [f"double *restrict {a.cname}" for a in args if a.role == "output"] + ["double *restrict work"]
+        work_args = ", ".join(params_c) or "void"
+
+        # sizes: checked products, so that no index computation can overflow ptrdiff_t
+        size_lines, size_names = self.sizes(args, slots, shape)
+        lines = [f"/* {self.name}: generated by core-teil emit-c; see {self.header} for the certificate "
+                 f"and the calling convention. */",
+                 f'#include "{self.header}"', "", "#include <math.h>", "#include <stddef.h>",
+                 "#include <stdint.h>", "#include <stdlib.h>", "",
+                 "#if defined(__FAST_MATH__)",
+                 '#error "this kernel computes IEEE doubles operation by operation (NaN is the undefined '
+                 'value): do not compile it with -ffast-math"',
+                 "#endif",
+                 "/* no fused multiply-add: a*b + c is rounded twice, as ct.evaluate rounds it */",
+                 "#if defined(__clang__)", "#pragma STDC FP_CONTRACT OFF", "#elif defined(__GNUC__)",
+                 '#pragma GCC optimize ("fp-contract=off")', "#endif",
+                 "", "/* the largest element count of one array: its bytes fit ptrdiff_t */",
+                 "#define CT_MAXEL (PTRDIFF_MAX / 8)", ""]
+        if size_lines.largest > 2**31 // 8:  # beyond what a 32-bit ptrdiff_t addresses
+            lines += [f"#if CT_MAXEL < {size_lines.largest}",
+                      f'#error "this kernel\'s arrays ({size_lines.largest} doubles) need a 64-bit ptrdiff_t"',
+                      "#endif", ""]
+        if size_lines.needs_mul:
+            lines += ["/* *acc *= x unless that exceeds CT_MAXEL (then 1); *acc, x >= 1 */",
+                      "static int ct_mul(ptrdiff_t *acc, ptrdiff_t x)", "{",
+                      "    if (x > CT_MAXEL / *acc) return 1;", "    *acc *= x;", "    return 0;", "}", ""]
+        if em.uses_cdiv:
+            lines += ["/* controlled division (report Definition 8): 0/0 = 0, 0/undefined = 0, v/0 = undefined */",
+                      "static double ct_cdiv(double a, double b)", "{",
+                      "    return a == 0.0 ? 0.0 : (b == 0.0 ? NAN : a / b);", "}", ""]
+        # the workspace size function
+        lines += [f"ptrdiff_t {self.name}_work({work_args})", "{"]
+        lines += size_lines.code("return -1;", "    ")
+        lines += [f"    return {size_names['work']};", "}", ""]
+        lines += [f"int {self.name}({', '.join(def_args)})", "{"]
+        lines += size_lines.code(f"return {m}_EPARAM;", "    ")
+        for a in args:
+            if a.role in ("input", "output") and a.required:
+                lines.append(f"    if ({a.cname} == NULL) return {m}_ENULL;")
+        lines.append("    double *ct_own = NULL;")
+        if size_names["work"] != "0":
+            lines += ["    if (work == NULL) {",
+                      f"        ct_own = (double *)malloc((size_t){size_names['work']} * sizeof(double));",
+                      f"        if (ct_own == NULL) return {m}_ENOMEM;",
+                      "        work = ct_own;", "    }"]
+        off = "0"
+        for key in sorted(slots, key=lambda k: slots[k].cname):
+            s = slots[key]
+            lines.append(f"    double *restrict {s.cname} = work + {off};")
+            off = f"{off} + {size_names[s.cname]}" if off != "0" else size_names[s.cname]
+        # an input no output depends on is still an argument (the convention is the program's)
+        lines.append("    " + " ".join(f"(void){a.cname};" for a in args if a.role in ("input", "work")))
+        lines += setup + body
+        lines += ["    free(ct_own);", f"    return {m}_OK;", "}", ""]
+        c_text = "\n".join(lines)
+        return CSource(c_text, self.header_text(args, proto_args, work_args, shape), self.name,
+                       self.header, self.report, tuple(args),
+                       {a.name: shape[a.name] for a in self.program.allocs
+                        if any(x.name == a.name and x.role in ("input", "output") for x in args)},
+                       len(em.accesses), self.pad, dict(self.typed.params))
+
+    def sizes(self, args: list[CArg], slots: dict[tuple[str, str], Storage],
+              shape: dict[str, tuple[Ext, ...]]) -> tuple[_Sizes, dict[str, str]]:
+        em = self.em
+        sz = _Sizes(self.typed, self.symbolic, self.pad, em)
+        names: dict[str, str] = {}
+        for key in sorted(slots, key=lambda k: slots[k].cname):
+            s = slots[key]
+            names[s.cname] = sz.size(s.shape)
+        for a in self.program.allocs:
+            sz.size(shape[a.name])  # every array's element count fits (the caller's too)
+        for _, shp in sz.order:
+            for e in shp:
+                em.ext_c(e)  # its padded extents are locals too
+        names["work"] = sz.total([names[slots[k].cname] for k in sorted(slots, key=lambda k: slots[k].cname)])
+        return sz, names
+
+    def header_text(self, args: list[CArg], proto_args: list[str], work_args: str,
+                    shape: dict[str, tuple[Ext, ...]]) -> str:
+        r, m = self.report, self.macro
+        guard = f"{m}_H_INCLUDED"
+        given = ", ".join(f"{k}={v}" for k, v in self.typed.params.items()) or "none"
+        symbolic = ", ".join(self.symbolic) or "none"
+        counts: dict[str, int] = {}
+        for o in r.obligations:
+            counts[o.name] = counts.get(o.name, 0) + 1
+        obligations = ", ".join(f"{k} x{v}" if v > 1 else k for k, v in counts.items())
+        proved = r.count(Status.PROVED)
+        cert = [f"{self.name}: the Core-TeIL program {r.file} as a standalone C99 kernel",
+                "(generated by core-teil emit-c; paper 000 section 5, issue 15).", "",
+                "Certificate: this file has no bounds checks; what licenses that is",
+                f"  program     sha256 {r.program_hash} (of `core-teil fmt {r.file}`)",
+                f"  parameters  {given} (compiled in); symbolic: {symbolic}",
+                f"  pad         {self.pad if self.pad is not None else 'none'}",
+                f"  solver      {r.solver} {r.solver_version}, seed 42, rlimit {r.rlimit:,}",
+                f"  obligations {proved}/{len(r.obligations)} proved: {obligations}",
+                *[f"  => {c[3:]}" for c in r.conclusions()],
+                f"  emitter     each of the {len(self.em.accesses)} array accesses below proved within its "
+                f"array's extents",
+                "              for every parameter value allowed (paper Lemma 4.3 for the emitted loops),",
+                "              row-major strides checked (core_teil/native/emit_c.py, check_accesses)", ""]
+        cert += CONVENTION.format(name=self.name, macro=m).splitlines()
+        cert.append("")
+        cert.append("Arrays (extents as the caller allocates them, row-major):")
+        for a in args:
+            if a.role in ("input", "output"):
+                shp = shape[a.name]
+                dims = ", ".join(_show(e) for e in shp)
+                note = "" if a.required or a.role == "output" else " (may be NULL)"
+                cert.append(f"  {a.role:6} {a.cname} : [{dims}]{note}")
+        if self.pad is not None:
+            cert.append(f"  (ceil_{self.pad}(n) = {self.pad} * ceil(n / {self.pad}): report Definition 7)")
+        text = ["/*"] + [(" * " + _comment(line)).rstrip() for line in cert] + [" */",
+                f"#ifndef {guard}", f"#define {guard}", "", "#include <stddef.h>", "",
+                "#ifdef __cplusplus", 'extern "C" {', "#endif", "",
+                f"#define {m}_OK 0", f"#define {m}_ENULL 1", f"#define {m}_EPARAM 2", f"#define {m}_ENOMEM 3", ""]
+        for k, v in self.typed.params.items():
+            text.append(f"#define {m}_PARAM_{cname(k)} {v}")
+        for a in args:
+            if a.role in ("input", "output") and all(e.concrete for e in shape[a.name]):
+                size = math.prod(int(e.base) for e in shape[a.name])
+                text.append(f"#define {m}_SIZE_{a.cname} {size}  /* elements of {a.cname} */")
+        text += ["", f"/* doubles of workspace the kernel needs ({self.name}_work(...) returns -1 for parameters",
+                 "   it does not accept) */",
+                 f"ptrdiff_t {self.name}_work({work_args});", "",
+                 f"int {self.name}({', '.join(proto_args)});", "",
+                 "#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
+        return "\n".join(text)
+
+
+#: ``CT_MAXEL`` of the emitted C with a 64-bit ``ptrdiff_t``: the bytes of an array fit it.
+MAX_ELEMENTS = (2**63 - 1) // 8
+
+
+class _Sizes:
+    """The parameter checks and element counts of the function's entry: each parameter >= 1
+    and within ``CT_MAXEL``, every ``assume`` holds (the certificate's range), every array's
+    element count fits; padded extents as locals."""
+
+    def __init__(self, typed: TypedProgram, symbolic: tuple[str, ...], pad: int | None, em: Emitter) -> None:
+        self.typed, self.symbolic, self.pad, self.em = typed, symbolic, pad, em
+        self.products: dict[tuple, str] = {}
+        self.order: list[tuple[str, tuple[Ext, ...]]] = []
+        self.needs_mul = False
+        self.totals: list[tuple[str, list[str]]] = []
+        self.largest = 0  # the largest concrete element count
+
+    def size(self, shp: tuple[Ext, ...]) -> str:
+        if all(e.concrete for e in shp):
+            n = math.prod(int(e.base) for e in shp)
+            self.largest = max(self.largest, n)
+            if n > MAX_ELEMENTS:
+                raise TeilResourceError(f"an array of {n:,} elements (extents {[e.base for e in shp]}) does not "
+                                        f"fit a C kernel's ptrdiff_t byte offsets (at most {MAX_ELEMENTS:,})")
+            return str(n)
+        key = _normal(shp)
+        if key not in self.products:
+            self.products[key] = f"ct_n{len(self.products) + 1}"
+            self.order.append((self.products[key], shp))
+            self.needs_mul = True
+        return self.products[key]
+
+    def total(self, parts: list[str]) -> str:
+        if not parts:
+            return "0"
+        if all(p.isdigit() for p in parts):
+            n = sum(int(p) for p in parts)
+            self.largest = max(self.largest, n)
+            if n > MAX_ELEMENTS:
+                raise TeilResourceError(f"a workspace of {n:,} doubles does not fit a C kernel's ptrdiff_t byte "
+                                        f"offsets (at most {MAX_ELEMENTS:,})")
+            return str(n)
+        self.totals.append(("ct_work", parts))
+        return "ct_work"
+
+    def code(self, fail: str, pad: str) -> list[str]:
+        em = self.em
+        out: list[str] = []
+        for p in self.symbolic:
+            c = cname(p)
+            out.append(f"{pad}if ({c} < 1 || {c} > CT_MAXEL) {fail}")
+        for cond in self.typed.program.conds:
+            out.append(f"{pad}if (!({self.cond_c(cond)})) {fail}  /* assume {_comment(str_cond(cond))} */")
+        for e, local in sorted(em.padded.items(), key=lambda kv: kv[1]):
+            out.append(f"{pad}const ptrdiff_t {local} = ({cname(str(e.base))} + {e.pad - 1}) / {e.pad} * {e.pad};")
+        for local, shp in self.order:
+            out.append(f"{pad}ptrdiff_t {local} = 1;")
+            for e in shp:
+                out.append(f"{pad}if (ct_mul(&{local}, {em.ext_c(e)})) {fail}")
+        for local, parts in self.totals:
+            out.append(f"{pad}ptrdiff_t {local} = 0;")
+            for p in parts:
+                out.append(f"{pad}if ({p} > CT_MAXEL - {local}) {fail}")
+                out.append(f"{pad}{local} += {p};")
+        return out
+
+    def cond_c(self, cond: Any) -> str:
+        """An ``assume`` as C (linear over parameters; given ones substituted), in ``long long``
+        arithmetic: parameters are below ``CT_MAXEL``, coefficients small."""
+        def lin(lin_: Any) -> str:
+            parts = []
+            for t in lin_.terms:
+                if t.name is None:
+                    parts.append(f"{t.coef}LL")
+                elif t.name in self.typed.params:
+                    parts.append(f"{t.coef * self.typed.params[t.name]}LL")
+                else:
+                    parts.append(f"{t.coef}LL * {cname(t.name)}")
+            return " + ".join(parts) or "0LL"
+
+        return f"{lin(cond.lhs)} {cond.op} {lin(cond.rhs)}"
+
+
+def str_cond(cond: Any) -> str:
+    """An ``assume`` condition as the program wrote it (for a C comment)."""
+
+    def lin(lin_: Any) -> str:
+        out = []
+        for t in lin_.terms:
+            out.append(str(t.coef) if t.name is None else (t.name if t.coef == 1 else f"{t.coef}*{t.name}"))
+        return " + ".join(out) or "0"
+
+    return f"{lin(cond.lhs)} {cond.op} {lin(cond.rhs)}"
