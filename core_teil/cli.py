@@ -328,12 +328,17 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def cmd_derive(args: argparse.Namespace) -> int:
-    from .lang.typing import check_program
+    """The derivations on stdout; for an ill-typed program each failing statement's tree up to the
+    rule that fails (its premise marked), then the type error on stderr and exit 1."""
+    from .teach.partial import derive_program
     from .teach.teaching import derive
 
     program, _ = read_program(args.file)
-    typed = check_program(program, parse_params(args.param))
-    print(derive(typed, latex=args.latex))
+    derivations = derive_program(program, parse_params(args.param))
+    if derivations.typed is not None:  # no tree at all when OK-Prog fails before the statements
+        print(derive(derivations, latex=args.latex))
+    if derivations.error is not None:
+        raise derivations.error
     return EXIT_OK
 
 
@@ -358,7 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     def params(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--param", action="append", metavar="NAME=N", help="fix a shape parameter")
+        p.add_argument("--param", action="append", metavar="NAME=N",
+                       help="fix a shape parameter (an integer >= 1); repeat it, or give several at once "
+                            "as --param l=2,m=3,n=4")
 
     p = command("check", cmd_check, "parse and type-check; print each allocation's shape")
     params(p)
@@ -379,11 +386,15 @@ def build_parser() -> argparse.ArgumentParser:
     params(p)
     p = command("fmt", cmd_fmt, "print the canonical form")
     p.add_argument("--check", action="store_true", help="exit 1 unless FILE is already canonical")
-    p = command("derive", cmd_derive, "the typing derivation of every statement")
+    p = command("derive", cmd_derive, "the typing derivation of every statement; for an ill-typed program, "
+                                      "the tree up to the rule that fails, its failing premise marked")
     params(p)
-    p.add_argument("--latex", action="store_true", help="emit a bussproofs proof tree")
+    p.add_argument("--latex", action="store_true", help="emit a LaTeX document of bussproofs proof trees")
     p = command("trace", cmd_trace, "the unfolding of [[e]] at one multi-index (paper Fig. 7)")
-    p.add_argument("at", metavar="X[i,...]", help="the allocation and 1-based multi-index, e.g. 'C[1,2]'")
+    p.add_argument("at", metavar="X[i,...]",
+                   help="the allocation and 1-based multi-index: numbers need every parameter its "
+                        "extents use (--param l=2,m=3,n=4, e.g. 'C[1,2]'), names are symbolic indices "
+                        "('C[i,j]') and need none")
     params(p)
     p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")
     p.add_argument("--values", action="store_true", help="also evaluate with the given inputs")
