@@ -408,7 +408,67 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("shapes", metavar="SHAPE", nargs="*", help="one shape per operand")
     p.add_argument("--names", metavar="A,B,C", help="the operands' (and the output's) allocation names")
     p.set_defaults(func=cmd_from_einsum)
+    add_teaching_commands(sub)
     return ap
+
+
+def cmd_quickcheck(args: argparse.Namespace) -> int:
+    """``core-teil quickcheck LHS [RHS]``: random testing of a claim (issue 16); 0 passed, 1 falsified."""
+    from .teach.quickcheck import quickcheck
+
+    result = quickcheck(*args.sides, claim=args.claim, dialect=args.lang, pad=args.pad,
+                        unguarded_expa=args.unguarded_expa, values=args.values, budget=args.budget,
+                        seed=args.seed, max_extent=args.max_extent)
+    print(result.render())
+    return result.exit_code
+
+
+def cmd_exercise(args: argparse.Namespace) -> int:
+    """``core-teil exercise ID ANSWER``: check a course exercise; 0 right, 1 wrong, 2 bad input."""
+    from .teach.exercises import check_answer, listing
+
+    if args.id == "list":
+        print(listing())
+        return EXIT_OK
+    verdict = check_answer(args.id, args.answer)
+    print(verdict.render())
+    return verdict.exit_code
+
+
+def add_teaching_commands(sub: Any) -> None:
+    """``exercise`` and ``quickcheck`` (issue 16: the course as a lab)."""
+    from .teach.quickcheck import BUDGET, MAX_EXTENT
+
+    p = sub.add_parser("exercise", help="check your answer to a course exercise (docs/course/)",
+                       description="check an answer to exercise ID of docs/course/ (e.g. 2.1): a .teil file, "
+                                   "or the answer itself (a shape, an index, a value, a rule name, ...); "
+                                   "`core-teil exercise list` lists the exercises and what each one expects")
+    p.add_argument("id", metavar="ID", help="chapter.number, e.g. 2.1; or 'list'")
+    p.add_argument("answer", metavar="ANSWER", nargs="?", default=None,
+                   help="a file holding the answer, or the answer text (quote it)")
+    p.set_defaults(func=cmd_exercise)
+    p = sub.add_parser("quickcheck", help="random testing of a claim over expressions with holes",
+                       description="test a claim on random well-typed instances and inputs and shrink a "
+                                   "failure to a small counterexample (as redex-check). LHS RHS: an equation, "
+                                   "e.g. 'red (expa n X)' 'smul n X' (allocation names are holes, extent names "
+                                   "parameters; smul d e is d * e); one expression with --pad M: the padding "
+                                   "theorem for it")
+    p.add_argument("sides", metavar="EXPR", nargs="+", help="one or two expressions (quote each)")
+    p.add_argument("--claim", choices=("equal", "simulation", "zeros", "typing"),
+                   help="equal (two expressions, the default), typing (lhs => rhs keeps the type), simulation "
+                        "(one expression: report Theorem 3 as made true, the default with --pad), zeros "
+                        "(its verbatim form: 0 in the padding)")
+    p.add_argument("--lang", choices=("core", "full"), help="the dialect (default: core if both parse as core)")
+    p.add_argument("--pad", type=int, metavar="M", help="evaluate padded to multiples of M")
+    p.add_argument("--unguarded-expa", action="store_true",
+                   help="the report's padded expa (no guard), which chapter 5 shows breaks Theorem 3")
+    p.add_argument("--values", choices=("real", "float"), default="real",
+                   help="inputs: small integers and • (real, the default) or also ±inf (float)")
+    p.add_argument("--budget", type=int, default=BUDGET, metavar="N", help=f"test cases (default {BUDGET})")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--max-extent", type=int, default=MAX_EXTENT, metavar="E",
+                   help=f"largest extent drawn (default {MAX_EXTENT})")
+    p.set_defaults(func=cmd_quickcheck)
 
 
 def cmd_from_einsum(args: argparse.Namespace) -> int:
