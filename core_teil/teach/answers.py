@@ -249,7 +249,7 @@ class _TermParser:
             return int(v)
         if kind == "name":
             return v
-        raise TeilInputError(f"{self.text!r}: {v!r} is not an index or extent")
+        raise TeilInputError(f"{self.text!r}: expected an index or an extent, found {v or 'the end'!r}")
 
     def factor(self) -> Any:
         kind, v = self.peek()

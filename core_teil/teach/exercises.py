@@ -214,7 +214,14 @@ def _show_inputs(inputs: dict[str, np.ndarray]) -> list[str]:
 
 
 def _type_error_hint(err: TeilError) -> str:
-    return f"the checker rejects it: [{err.rule}] {err.message}" if err.rule else err.message
+    message = re.sub(r"; counterexample: .*$", "", err.message)  # shown as the counterexample instead
+    return f"the checker rejects it: [{err.rule}] {message}" if err.rule else message
+
+
+def _type_error_counterexample(err: TeilError) -> str:
+    """The parameter values for which a side condition fails (symbolic shapes), as ``check`` finds them."""
+    cex = getattr(err, "counterexample", None)
+    return f"{_assignment(cex)}: {err.rule} fails" if cex else ""
 
 
 def _interface(program: Program) -> str:
@@ -289,7 +296,8 @@ def check_shapes(ex: Exercise, answer: str) -> Verdict:
                 why = "work inside out: first the shape of the argument, then the rule of the operator"
             wrong_items.append(f"item {n}, `{item}`: {why}")
     if wrong_items:
-        return wrong(ex, f"{len(wrong_items)} of {len(ex.items)} shapes are not right", "; ".join(wrong_items))
+        verb = "is" if len(wrong_items) == 1 else "are"
+        return wrong(ex, f"{len(wrong_items)} of the {len(ex.items)} shapes {verb} not right", "; ".join(wrong_items))
     return right(ex, f"all {len(ex.items)} shapes are right")
 
 
@@ -315,8 +323,7 @@ def _against_solution(ex: Exercise, student: Program, solution: Program) -> Verd
     try:
         _typed(student)
     except TeilTypeError as err:
-        return wrong(ex, "the program is not well typed", _type_error_hint(err),
-                     err.render() if err.counterexample else "")
+        return wrong(ex, "the program is not well typed", _type_error_hint(err), _type_error_counterexample(err))
     problem = _constraint_problem(ex, student)
     if problem:
         return wrong(ex, f"the program does not follow the exercise: {problem}")
@@ -471,7 +478,7 @@ def check_assume(ex: Exercise, answer: str) -> Verdict:
         _typed(program)
     except TeilTypeError as err:
         return wrong(ex, "with this assume the program is still rejected", _type_error_hint(err),
-                     err.render().splitlines()[0])
+                     _type_error_counterexample(err))
     return right(ex, f"with `assume {cond}` the program type-checks for every allowed m, n, h "
                      "(is that the kernel its author wanted? see the solution)")
 
@@ -852,6 +859,11 @@ def check_answer(exercise_id: str, answer: str | None) -> Verdict:
     except TeilSyntaxError as err:
         if err.source is None:
             err.source = text if ex.kind is Kind.PROGRAM else None
+        raise
+    except TeilInputError as err:  # a malformed answer: say which exercise, and the form it takes
+        if not err.message.startswith(("exercise ", origin)):
+            err.message = f"exercise {ex.id}: {err.message} (the answer: {ex.asks})"
+            err.args = (err.message,)
         raise
 
 
