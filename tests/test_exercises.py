@@ -79,7 +79,7 @@ ANSWERS: dict[str, tuple[str, str]] = {
 }
 
 #: Kinds whose wrong answers come with a counterexample (an instance, a model, a replayed run).
-WITH_COUNTEREXAMPLE = {"1.2": "y differs", "2.4": "counterexample", "4.1": "out of bounds", "5.2": "1 / 0",
+WITH_COUNTEREXAMPLE = {"1.2": "y differs", "2.4": "OK-Stmt fails", "4.1": "out of bounds", "5.2": "1 / 0",
                        "6.1": "your term is", "6.3": "your term is", "7.2": "A differs"}
 
 

@@ -334,9 +334,13 @@ def _against_solution(ex: Exercise, student: Program, solution: Program) -> Verd
                      f"declare {_interface(solution)} ({err.message})")
     for o in report.outputs:
         if o.status is EquivStatus.REFUTED and o.counterexample is not None:
+            c = o.counterexample
+            at = f"{o.name}[{', '.join(map(str, c.index))}]"
+            params = ",".join(f"{k}={v}" for k, v in c.params.items())
+            how = f"core-teil trace FILE '{at}'" + (f" --param {params}" if params else "")
             return wrong(ex, f"{o.name} is not what the exercise asks for (core-teil equiv refutes it)",
-                         "trace your program at the index below and compare with the exercise's formula",
-                         o.counterexample.render(student.file, "the solution"))
+                         f"trace your program at that index ({how}) and compare with the exercise's formula",
+                         c.render(student.file, "the solution"))
     if not report.ok:
         reasons = "; ".join(o.reason for o in report.outputs if o.reason)
         return wrong(ex, "core-teil equiv could neither prove nor refute it equal to the solution",
