@@ -472,7 +472,9 @@ def test_partial_derivation_shows_the_counterexample_for_symbolic_shapes():
     ds = ct.derive(load(EXAMPLES / "tvm_fig3a_bad.teil"))
     text = str(ds)
     assert "red 1 (diag 1 3 (prod A B)) : ?  [T-Red+]  not derived: a premise fails" in text
-    assert "[T-Diag]  ✗ premise m == n fails for h = 1, m = 1, n = 2 (diagonal dimensions 1 and 3" in text
+    # m = 1, n = 2 and m = 2, n = 1 are equally small; which one Z3 picks depends on the process's history
+    assert re.search(r"\[T-Diag\]  ✗ premise m == n fails for h = 1, m = [12], n = [12] \(diagonal dimensions 1 "
+                     r"and 3 must agree\)", text)
     assert "prod A B : [m, h, n, h]  [T-Prod]" in text
     # with the parameters fixed, the premise fails with them
     fixed = str(ct.derive(load(EXAMPLES / "tvm_fig3a_bad.teil"), {"m": 2, "n": 3, "h": 1}))
@@ -492,7 +494,7 @@ def test_partial_derivation_in_latex():
     assert "\\AxiomC{$\\boldsymbol{\\times}\\ \\mathit{m} = \\mathit{n}$}" in tex
     assert "\\RightLabel{\\scriptsize T-Diag \\textbf{fails}}" in tex
     assert "\\Gamma \\vdash \\mathtt{diag\\ 1\\ 3\\ (prod\\ A\\ B)} : \\,?" in tex
-    assert "The derivation stops at T-Diag: premise m == n fails for h = 1, m = 1, n = 2" in tex
+    assert re.search(r"The derivation stops at T-Diag: premise m == n fails for h = 1, m = [12], n = [12]", tex)
     tex = ct.derive(parse(ILL_TYPED, "ill.teil")).latex()
     assert bussproofs_stack(tex) == [1, 1, 1]
     assert "\\text{`add` needs operands of one shape" in tex
@@ -504,7 +506,7 @@ def test_partial_derivation_in_latex():
 def test_derive_cli_on_an_ill_typed_program(capsys):
     assert cli.main(["derive", str(EXAMPLES / "tvm_fig3a_bad.teil")]) == 1
     captured = capsys.readouterr()
-    assert "✗ premise m == n fails for h = 1, m = 1, n = 2" in captured.out
+    assert re.search(r"✗ premise m == n fails for h = 1, m = [12], n = [12]", captured.out)
     assert "type error [T-Diag]" in captured.err and "^^^" in captured.err
     assert cli.main(["derive", "--latex", str(EXAMPLES / "tvm_fig3a_bad.teil")]) == 1
     assert "T-Diag \\textbf{fails}" in capsys.readouterr().out
