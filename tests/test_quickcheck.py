@@ -130,6 +130,8 @@ def test_instances_come_from_the_typing_rules():
     (["quickcheck", "expa X X", "X"], "used both as a tensor"),
     (["quickcheck", "red X", "--pad", "0"], "--pad"),
     (["quickcheck", "a", "b", "c"], "one expression"),
+    (["quickcheck", "proj 3 (expa 2 X)", "X"], "no instance of the claim could be drawn"),
+    (["quickcheck", ""], "<lhs>:1:1: syntax error"),
 ])
 def test_bad_claims_exit_2(argv, message, capsys):
     assert cli.main(argv) == 2

@@ -356,6 +356,7 @@ def check_program_answer(ex: Exercise, answer: str, origin: str = "your program"
 def check_expression(ex: Exercise, answer: str) -> Verdict:
     """An expression put into the exercise's program, compared with the solution by ``ct.equiv``."""
     expr = answer.strip().splitlines()[0] if answer.strip() else ""
+    expr = re.sub(r"^v\s*=\s*", "", expr)  # `v = e` is accepted for `e`
     student = _parse(ex.program.replace("{answer}", expr), "your expression")
     return _against_solution(ex, student, _parse(ex.expected, "the solution"))
 

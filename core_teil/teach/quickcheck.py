@@ -647,6 +647,10 @@ def quickcheck(*texts: str, claim: Claim | str | None = None, dialect: str | Non
                 cex = Counterexample(case, failure, instance_program(law, case.instance))
                 return Result(law, claim, Status.FALSIFIED, tests, shrinks, time.perf_counter() - start, pad,
                               unguarded_expa, values, cex, len(fs))
+    if tests == 0:  # never "passed" without a single test
+        raise TeilInputError(f"no instance of the claim could be drawn: with extents up to {max_extent}, every "
+                             f"shape the typing rules allow breaks T-Proj's premise m <= n; try a larger "
+                             f"--max-extent, or check the sides with core-teil check")
     return Result(law, claim, Status.PASSED, tests, 0, time.perf_counter() - start, pad, unguarded_expa, values,
                   None, len(fs))
 
