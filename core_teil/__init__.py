@@ -4,7 +4,8 @@ The public Python API of SPEC.md section 6::
 
     import core_teil as ct
     p = ct.load("examples/matmul.teil")
-    ct.check(p, {"l": 2, "m": 3, "n": 4})      # {'A': (2, 3), ...}
+    ct.check(p, {"l": 2, "m": 3, "n": 4})      # {'A': (2, 3), ...}, also the typed program
+    ct.derive(p); ct.trace(p, "C[i,j]")        # typing derivations; the unfolding of [[e]]
     ct.evaluate(p, {"A": a, "B": b}, pad=8)   # reference engine
     ct.prove(p).ok                           # Z3 certificate
     ct.compile(p, params)(A=a, B=b)          # native engine
@@ -27,7 +28,10 @@ from .lang.syntax import Program
 from .proving.equiv import equiv
 from .proving.prove import prove
 from .semantics.eval import evaluate
+from .teach.checked import CheckedProgram
+from .teach.partial import Derivations
 from .teach.teaching import install_reprs
+from .teach.trace import Trace
 
 install_reprs()
 
@@ -55,14 +59,48 @@ def format(program: Program) -> str:
     return format_program(program)
 
 
-def check(program: Program, params: dict[str, int] | None = None) -> dict[str, tuple]:
-    """Type-check; return each allocation's shape (raises :class:`TeilTypeError`).
+def check(program: Program, params: dict[str, int] | None = None) -> CheckedProgram:
+    """Type-check (raises :class:`TeilTypeError`); the result maps each allocation to its shape,
+    ``ct.check(p)["C"]``, and equals that dict; it also holds the derivations (shown in Jupyter).
 
     ``params`` are integers >= 1 (:func:`core_teil.semantics.inputs.check_params`, as every entry point)."""
     from .lang.typing import check_program
     from .semantics.inputs import check_params
 
-    return check_program(program, check_params(params, program)).shapes()
+    return CheckedProgram(check_program(program, check_params(params, program)))
+
+
+def derive(program: Program | CheckedProgram, params: dict[str, int] | None = None) -> Derivations:
+    """Every statement's typing derivation (``core-teil derive``), as a record that prints as the tree.
+
+    An ill-typed program is not an error here: ``.ok`` is False and each failing statement's
+    derivation stops at the rule that fails, its premise marked (with Z3's counterexample for
+    symbolic shapes); ``.error`` is what ``ct.check`` raises.  ``.latex()`` is the LaTeX document."""
+    from .teach.partial import derive_program
+
+    if isinstance(program, CheckedProgram):
+        if params:
+            raise TeilInputError("ct.derive: the program is already checked; give params to ct.check")
+        return program.derive()
+    return derive_program(program, params)
+
+
+def trace(program: Program | CheckedProgram, at: str, params: dict[str, int] | None = None,
+          inputs: dict[str, Any] | None = None, pad: int | None = None) -> Trace:
+    """The unfolding of ``[[e]]`` at one index, e.g. ``ct.trace(p, "C[1,2]", {"l": 2, "m": 3, "n": 4})``
+    (``core-teil trace``, paper Fig. 7).  A name in the index (``'C[i,j]'``) is a symbolic index.
+    With ``inputs`` the final term is also evaluated and compared with the reference engine; the
+    parameters are then read off the inputs' shapes as ``ct.evaluate`` does."""
+    from .semantics.inputs import check_params, infer_params
+
+    if isinstance(program, CheckedProgram):
+        if params:
+            raise TeilInputError("ct.trace: the program is already checked; give params to ct.check")
+        return program.trace(at, inputs, pad)
+    given = check_params(params, program)
+    if inputs is not None:
+        given = infer_params(program, inputs, given)
+    return check(program, given).trace(at, inputs, pad)
 
 
 def from_einsum(subscripts: str, *shapes: Any, names: Any = None) -> Program:
@@ -109,7 +147,8 @@ def compile(program: Program, params: dict[str, int] | None = None, pad: int | N
 
 
 __all__ = [
-    "Program", "TeilError", "TeilInputError", "TeilResourceError", "TeilSyntaxError", "TeilTypeError",
-    "TeilUnknown", "check", "compile", "einsum", "emit_c", "equiv", "evaluate", "format", "from_einsum", "from_onnx",
-    "load", "lower", "onnx_inputs", "ops", "parse", "prove",
+    "CheckedProgram", "Derivations", "Program", "TeilError", "TeilInputError", "TeilResourceError",
+    "TeilSyntaxError", "TeilTypeError", "TeilUnknown", "Trace", "check", "compile", "derive", "einsum", "emit_c",
+    "equiv", "evaluate", "format", "from_einsum", "from_onnx", "load", "lower", "onnx_inputs", "ops", "parse", "prove",
+    "trace",
 ]

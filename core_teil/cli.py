@@ -341,12 +341,17 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def cmd_derive(args: argparse.Namespace) -> int:
-    from .lang.typing import check_program
+    """The derivations on stdout; for an ill-typed program each failing statement's tree up to the
+    rule that fails (its premise marked), then the type error on stderr and exit 1."""
+    from .teach.partial import derive_program
     from .teach.teaching import derive
 
     program, _ = read_program(args.file)
-    typed = check_program(program, parse_params(args.param))
-    print(derive(typed, latex=args.latex))
+    derivations = derive_program(program, parse_params(args.param))
+    if derivations.typed is not None:  # no tree at all when OK-Prog fails before the statements
+        print(derive(derivations, latex=args.latex))
+    if derivations.error is not None:
+        raise derivations.error
     return EXIT_OK
 
 
@@ -396,7 +401,9 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     def params(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--param", action="append", metavar="NAME=N", help="fix a shape parameter")
+        p.add_argument("--param", action="append", metavar="NAME=N",
+                       help="fix a shape parameter (an integer >= 1); repeat it, or give several at once "
+                            "as --param l=2,m=3,n=4")
 
     p = command("check", cmd_check, "parse and type-check; print each allocation's shape")
     params(p)
@@ -417,11 +424,15 @@ def build_parser() -> argparse.ArgumentParser:
     params(p)
     p = command("fmt", cmd_fmt, "print the canonical form")
     p.add_argument("--check", action="store_true", help="exit 1 unless FILE is already canonical")
-    p = command("derive", cmd_derive, "the typing derivation of every statement")
+    p = command("derive", cmd_derive, "the typing derivation of every statement; for an ill-typed program, "
+                                      "the tree up to the rule that fails, its failing premise marked")
     params(p)
-    p.add_argument("--latex", action="store_true", help="emit a bussproofs proof tree")
+    p.add_argument("--latex", action="store_true", help="emit a LaTeX document of bussproofs proof trees")
     p = command("trace", cmd_trace, "the unfolding of [[e]] at one multi-index (paper Fig. 7)")
-    p.add_argument("at", metavar="X[i,...]", help="the allocation and 1-based multi-index, e.g. 'C[1,2]'")
+    p.add_argument("at", metavar="X[i,...]",
+                   help="the allocation and 1-based multi-index: numbers need every parameter its "
+                        "extents use (--param l=2,m=3,n=4, e.g. 'C[1,2]'), names are symbolic indices "
+                        "('C[i,j]') and need none")
     params(p)
     p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")
     p.add_argument("--values", action="store_true", help="also evaluate with the given inputs")
@@ -444,7 +455,68 @@ def build_parser() -> argparse.ArgumentParser:
                        description="print the TeIL program of an ONNX graph (needs core-teil[onnx])")
     p.add_argument("model", metavar="MODEL.onnx", help="an ONNX model")
     p.set_defaults(func=cmd_from_onnx)
+
+    add_teaching_commands(sub)
     return ap
+
+
+def cmd_quickcheck(args: argparse.Namespace) -> int:
+    """``core-teil quickcheck LHS [RHS]``: random testing of a claim (issue 16); 0 passed, 1 falsified."""
+    from .teach.quickcheck import quickcheck
+
+    result = quickcheck(*args.sides, claim=args.claim, dialect=args.lang, pad=args.pad,
+                        unguarded_expa=args.unguarded_expa, values=args.values, budget=args.budget,
+                        seed=args.seed, max_extent=args.max_extent)
+    print(result.render())
+    return result.exit_code
+
+
+def cmd_exercise(args: argparse.Namespace) -> int:
+    """``core-teil exercise ID ANSWER``: check a course exercise; 0 right, 1 wrong, 2 bad input."""
+    from .teach.exercises import check_answer, listing
+
+    if args.id == "list":
+        print(listing())
+        return EXIT_OK
+    verdict = check_answer(args.id, args.answer)
+    print(verdict.render())
+    return verdict.exit_code
+
+
+def add_teaching_commands(sub: Any) -> None:
+    """``exercise`` and ``quickcheck`` (issue 16: the course as a lab)."""
+    from .teach.quickcheck import BUDGET, MAX_EXTENT
+
+    p = sub.add_parser("exercise", help="check your answer to a course exercise (docs/course/)",
+                       description="check an answer to exercise ID of docs/course/ (e.g. 2.1): a .teil file, "
+                                   "or the answer itself (a shape, an index, a value, a rule name, ...); "
+                                   "`core-teil exercise list` lists the exercises and what each one expects")
+    p.add_argument("id", metavar="ID", help="chapter.number, e.g. 2.1; or 'list'")
+    p.add_argument("answer", metavar="ANSWER", nargs="?", default=None,
+                   help="a file holding the answer, or the answer text (quote it)")
+    p.set_defaults(func=cmd_exercise)
+    p = sub.add_parser("quickcheck", help="random testing of a claim over expressions with holes",
+                       description="test a claim on random well-typed instances and inputs and shrink a "
+                                   "failure to a small counterexample (as redex-check). LHS RHS: an equation, "
+                                   "e.g. 'red (expa n X)' 'smul n X' (allocation names are holes, extent names "
+                                   "parameters; smul d e is d * e); one expression with --pad M: the padding "
+                                   "theorem for it")
+    p.add_argument("sides", metavar="EXPR", nargs="+", help="one or two expressions (quote each)")
+    p.add_argument("--claim", choices=("equal", "simulation", "zeros", "typing"),
+                   help="equal (two expressions, the default), typing (lhs => rhs keeps the type), simulation "
+                        "(one expression: report Theorem 3 as made true, the default with --pad), zeros "
+                        "(its verbatim form: 0 in the padding)")
+    p.add_argument("--lang", choices=("core", "full"), help="the dialect (default: core if both parse as core)")
+    p.add_argument("--pad", type=int, metavar="M", help="evaluate padded to multiples of M")
+    p.add_argument("--unguarded-expa", action="store_true",
+                   help="the report's padded expa (no guard), which chapter 5 shows breaks Theorem 3")
+    p.add_argument("--values", choices=("real", "float"), default="real",
+                   help="inputs: small integers and • (real, the default) or also ±inf (float)")
+    p.add_argument("--budget", type=int, default=BUDGET, metavar="N", help=f"test cases (default {BUDGET})")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--max-extent", type=int, default=MAX_EXTENT, metavar="E",
+                   help=f"largest extent drawn (default {MAX_EXTENT})")
+    p.set_defaults(func=cmd_quickcheck)
 
 
 def cmd_from_einsum(args: argparse.Namespace) -> int:

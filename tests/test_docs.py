@@ -326,7 +326,10 @@ def test_the_course_is_complete():
         assert f"]({name})" in index, f"the index does not link {name}"
         text = page.read_text(encoding="utf-8")
         assert re.search(r"^## Exercises", text, re.M), f"{name} has no exercises"
-        assert re.search(r"^## Solutions", text, re.M), f"{name} has no worked solutions"
+        # the worked solutions are on a page of their own (issue 16), linked from the exercises
+        solutions = COURSE / "solutions" / name
+        assert f"](solutions/{name})" in text, f"{name} does not link its solutions"
+        assert re.search(r"^## Solutions", solutions.read_text(encoding="utf-8"), re.M), f"{name}: no solutions"
         kinds = {b.lang for b in blocks(page)}
         assert "console" in kinds or "pycon" in kinds, f"{name} runs nothing"
     assert "../lemmas.md" in index

@@ -8,6 +8,10 @@
 * trace: paper Fig. 7 is reproduced step by step; the steps come from
   ``eval.EQUATIONS`` (a mutated equation changes the trace); ``--values``
   agrees with the reference evaluator, padded or not; bad indices exit 2.
+* partial derivations (issue 16): an ill-typed program's tree stops at the
+  failing rule with its premise marked (and Z3's counterexample), in text,
+  LaTeX and HTML; the public API (``ct.check`` as a mapping of shapes that is
+  also the typed program, ``ct.derive``, ``ct.trace``) and the short reprs.
 """
 
 from __future__ import annotations
@@ -423,3 +427,185 @@ def test_rich_display_without_jupyter():
     hostile = parse("alloc x_1 : [2]\nx_1 = x_1\n", "<a&b>.teil")
     assert "&lt;a&amp;b&gt;" in check_program(hostile)._repr_html_()
     assert "x\\_1" in check_program(hostile)._repr_latex_()
+
+
+# --------------------------------------------------------------------------
+# partial derivations (issue 16, item 3)
+# --------------------------------------------------------------------------
+
+ILL_TYPED = """alloc A : [2, 3]
+alloc v : [3]
+alloc s : [3]
+s = contr (transp 1 (prod A v))
+s = add v v
+s = add v A
+"""
+
+
+def test_partial_derivation_stops_at_the_failing_rule():
+    import core_teil as ct
+    from core_teil.teach.partial import DeriveStatus, PartialNode, PartialStmt
+
+    ds = ct.derive(parse(ILL_TYPED, "ill.teil"))
+    assert ds.status is DeriveStatus.FAILED and not ds.ok
+    first, second, third = ds.statements
+    assert isinstance(first, PartialStmt) and isinstance(third, PartialStmt)
+    assert not isinstance(second, PartialStmt)  # a well-typed statement keeps its whole derivation
+    node = first.expr
+    assert isinstance(node, PartialNode) and node.rule == "T-Contr"
+    assert node.failure is not None and str(node.failure.side) == "3 == 2"
+    # the premises of the failing rule are derived, with their shapes
+    assert [d.shape for d in node.premises] == [(3, 2, 3)]
+    assert [f.rule for f in ds.failures] == ["T-Contr", "T-Elem"]
+    assert ds.error is not None and ds.error.rule == "T-Contr"
+    text = ds.render()
+    assert "statement 1 (ill.teil:4): not well typed, the derivation stops at T-Contr" in text
+    assert "contr (transp 1 (prod A v)) : ?  [T-Contr]  ✗ premise 3 == 2 fails" in text
+    assert "transp 1 (prod A v) : [3, 2, 3]  [T-Transp]  side: 1 <= 1 < 3" in text
+    assert "s = add v v ok  [OK-Stmt]" in text
+    assert "add v A : ?  [T-Elem]  ✗ fails: `add` needs operands of one shape" in text
+
+
+def test_partial_derivation_shows_the_counterexample_for_symbolic_shapes():
+    import core_teil as ct
+
+    ds = ct.derive(load(EXAMPLES / "tvm_fig3a_bad.teil"))
+    text = str(ds)
+    assert "red 1 (diag 1 3 (prod A B)) : ?  [T-Red+]  not derived: a premise fails" in text
+    # m = 1, n = 2 and m = 2, n = 1 are equally small; which one Z3 picks depends on the process's history
+    assert re.search(r"\[T-Diag\]  ✗ premise m == n fails for h = 1, m = [12], n = [12] \(diagonal dimensions 1 "
+                     r"and 3 must agree\)", text)
+    assert "prod A B : [m, h, n, h]  [T-Prod]" in text
+    # with the parameters fixed, the premise fails with them
+    fixed = str(ct.derive(load(EXAMPLES / "tvm_fig3a_bad.teil"), {"m": 2, "n": 3, "h": 1}))
+    assert "✗ premise m == n fails with m = 2, n = 3" in fixed
+    # OK-Stmt's own premise
+    mismatch = str(ct.derive(parse("alloc A : [2]\nalloc B : [3]\nB = A\n", "m.teil")))
+    assert "B = A ok?  [OK-Stmt]  Γ(B) = [3]; ✗ premise 3 == 2 fails" in mismatch
+    assert "A : [2]  [T-Var]" in mismatch
+
+
+def test_partial_derivation_in_latex():
+    import core_teil as ct
+
+    ds = ct.derive(load(EXAMPLES / "tvm_fig3a_bad.teil"))
+    tex = ds.latex()
+    assert bussproofs_stack(tex) == [1]
+    assert "\\AxiomC{$\\boldsymbol{\\times}\\ \\mathit{m} = \\mathit{n}$}" in tex
+    assert "\\RightLabel{\\scriptsize T-Diag \\textbf{fails}}" in tex
+    assert "\\Gamma \\vdash \\mathtt{diag\\ 1\\ 3\\ (prod\\ A\\ B)} : \\,?" in tex
+    assert re.search(r"The derivation stops at T-Diag: premise m == n fails for h = 1, m = [12], n = [12]", tex)
+    tex = ct.derive(parse(ILL_TYPED, "ill.teil")).latex()
+    assert bussproofs_stack(tex) == [1, 1, 1]
+    assert "\\text{`add` needs operands of one shape" in tex
+    markup = ds._repr_html_()
+    assert well_formed(markup) and "✗ premise m == n" in markup
+    assert "\\boldsymbol{\\times}" in ds._repr_latex_()
+
+
+def test_derive_cli_on_an_ill_typed_program(capsys):
+    assert cli.main(["derive", str(EXAMPLES / "tvm_fig3a_bad.teil")]) == 1
+    captured = capsys.readouterr()
+    assert re.search(r"✗ premise m == n fails for h = 1, m = [12], n = [12]", captured.out)
+    assert "type error [T-Diag]" in captured.err and "^^^" in captured.err
+    assert cli.main(["derive", "--latex", str(EXAMPLES / "tvm_fig3a_bad.teil")]) == 1
+    assert "T-Diag \\textbf{fails}" in capsys.readouterr().out
+
+
+def test_a_program_failing_before_its_statements_has_no_tree(capsys, tmp_path):
+    import core_teil as ct
+
+    ds = ct.derive(parse("alloc A : [2]\nalloc A : [3]\n", "dup.teil"))
+    assert not ds.ok and ds.error.rule == "S-Var" and ds.statements == ()
+    assert "no derivation: OK-Prog's premise S-Var fails" in ds.render()
+    assert "S-Var" in ds.latex()
+    path = tmp_path / "dup.teil"
+    path.write_text("alloc A : [2]\nalloc A : [3]\n")
+    assert cli.main(["derive", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "[S-Var]" in captured.err
+
+
+def test_latex_shows_an_elided_statement_in_full():
+    """interp_nested's statement is too long for the tree's conclusions, but is printed once in full."""
+    tex = render_latex(check_program(load(EXAMPLES / "interp_nested.teil")))
+    assert "(\\ldots{})" in tex
+    assert "\\texttt{v = contr 2 6 (contr 2 6 (contr 2 6 (prod u (prod A (prod A A)))))}" in tex
+
+
+# --------------------------------------------------------------------------
+# the public teaching API (issue 16, item 4)
+# --------------------------------------------------------------------------
+
+
+def test_check_returns_a_typed_program_that_is_a_mapping_of_shapes():
+    import core_teil as ct
+
+    p = load(EXAMPLES / "matmul.teil")
+    checked = ct.check(p, {"l": 2, "m": 3, "n": 4})
+    shapes = {"A": (2, 3), "B": (3, 4), "C": (2, 4)}
+    assert checked == shapes and shapes == checked  # both operand orders: dict.__eq__ defers
+    assert checked["C"] == (2, 4) and dict(checked) == {"A": (2, 3), "B": (3, 4), "C": (2, 4)}
+    assert list(checked) == ["A", "B", "C"] and len(checked) == 3 and "A" in checked
+    assert checked != {"A": (2, 3)}
+    assert isinstance(checked, ct.CheckedProgram) and checked.program is checked.typed.program
+    assert checked.params == {"l": 2, "m": 3, "n": 4} and checked.symbolic == ()
+    assert repr(checked) == "<CheckedProgram examples/matmul.teil: A : [2, 3], B : [3, 4], C : [2, 4]>".replace(
+        "examples/matmul.teil", str(EXAMPLES / "matmul.teil"))
+    symbolic = ct.check(p)
+    assert symbolic["C"] == ("l", "n") and "l, m, n symbolic" in repr(symbolic)
+    assert "T-Diag" in checked._repr_html_() and "\\dfrac" in checked._repr_latex_()
+    assert checked.derive().ok and "T-Red+" in str(checked.derive())
+    assert str(checked.trace("C[1,2]").final) == str(ct.trace(p, "C[1,2]", {"l": 2, "m": 3, "n": 4}).final)
+
+
+def test_derive_and_trace_from_the_api():
+    import numpy as np
+
+    import core_teil as ct
+
+    p = load(EXAMPLES / "matmul.teil")
+    ds = ct.derive(p)
+    assert ds.ok and ds.render() == derive(check_program(p))
+    assert repr(ds).endswith("1 statement(s) derived>")
+    t = ct.trace(p, "C[j1,j2]")
+    assert [s.equation for s in t.steps] == ["st_stmt", "ev_red_at", "ev_diag_at", "ev_prod", "ev_var", "ev_var"]
+    assert repr(t) == "<Trace C[j1, j2] = Σ_{m1=1..m} (A[j1, m1] · B[m1, j2]): 6 step(s)>"
+    assert str(t) == t.render()
+    a, b = np.arange(6.0).reshape(2, 3), np.ones((3, 4))
+    valued = ct.trace(p, "C[2,3]", inputs={"A": a, "B": b})  # parameters read off the inputs
+    assert valued.value == valued.reference == 12.0
+    with pytest.raises(TeilInputError, match="already checked"):
+        ct.derive(ct.check(p), {"l": 2})
+    with pytest.raises(TeilInputError, match="may exceed the extent"):
+        ct.trace(p, "C[1,2]")
+
+
+def test_text_reprs_are_short():
+    import core_teil as ct
+
+    p = load(EXAMPLES / "matmul.teil")
+    text = repr(p)
+    assert text.startswith("<Program ") and "lang full; param l, m, n" in text and "1 statement(s)" in text
+    assert "Var(" not in text and len(text) < 200
+    assert str(p) == ct.format(p).rstrip("\n")
+    typed = check_program(p)
+    assert repr(typed).startswith("<TypedProgram ") and "Derivation(" not in repr(typed)
+    assert repr(typed.derivations[0].expr) == "<Derivation red 2 (diag 2 3 (prod A B)) : [l, n] by T-Red+>"
+    report = ct.prove(load(EXAMPLES / "tvm_fig3a_bad.teil"))
+    summary = r"1/3 proved, 2 refuted, 0 unknown in \d+\.\d\d s"
+    assert re.fullmatch(rf"<Report .*tvm_fig3a_bad\.teil: {summary}>", repr(report))
+    assert str(report) == report.render()
+
+
+def test_report_latex_includes_the_counterexamples():
+    import core_teil as ct
+
+    report = ct.prove(load(EXAMPLES / "tvm_fig3a_bad.teil"))
+    tex = report._repr_latex_()
+    assert tex.startswith("\\begin{tabular}")
+    assert "\\texttt{Example:}" in tex
+    assert "reads~A[1,~2],~out~of~bounds" in tex
+    assert tex.count("{") == tex.count("}")
+    ok = ct.prove(load(EXAMPLES / "matmul.teil"))._repr_latex_()
+    assert "Example" not in ok and ok.endswith("\\end{tabular}")

@@ -474,14 +474,16 @@ def ok_stmt(c: Checker, s: Stmt) -> StmtDerivation:
     return StmtDerivation(s, declared, d, side)
 
 
-def check_program(program: Program, params: dict[str, int] | None = None) -> TypedProgram:
-    """OK-Prog: form Γ from the allocations, then judge every statement ok.
+def program_context(program: Program, params: dict[str, int] | None = None,
+                    checker: type[Checker] = Checker) -> Checker:
+    """OK-Prog's premises before the statements: parameters declared once, ``assume``s over
+    declared parameters and satisfiable, and Γ formed from the allocations (S-Var).
 
-    The typed program is a tree (:func:`~core_teil.lang.syntax.as_tree`): types, and the
-    reads of the semantics, are recorded per node."""
+    Separate from :func:`check_program` so that the teaching layer can judge the statements
+    one by one and show how far a failing derivation gets (``core-teil derive``)."""
     program = as_tree(program)
     solver = ShapeSolver(program, params)
-    c = Checker(program, solver, {})
+    c = checker(program, solver, {})
     seen: dict[str, Span] = {}
     params_seen: dict[str, Span] = {}
     for decl in program.decls:
@@ -501,8 +503,17 @@ def check_program(program: Program, params: dict[str, int] | None = None) -> Typ
     solver.check_assumptions()
     for a in program.allocs:
         s_var(c, a, seen)
-    derivations = tuple(ok_stmt(c, s) for s in program.stmts)
-    return TypedProgram(program, dict(c.gamma), derivations, solver, c.types)
+    return c
+
+
+def check_program(program: Program, params: dict[str, int] | None = None) -> TypedProgram:
+    """OK-Prog: form Γ from the allocations, then judge every statement ok.
+
+    The typed program is a tree (:func:`~core_teil.lang.syntax.as_tree`): types, and the
+    reads of the semantics, are recorded per node."""
+    c = program_context(program, params)
+    derivations = tuple(ok_stmt(c, s) for s in c.program.stmts)
+    return TypedProgram(c.program, dict(c.gamma), derivations, c.solver, c.types)
 
 
 def type_of(program: Program, e: Expr, params: dict[str, int] | None = None) -> Shape:
@@ -512,4 +523,4 @@ def type_of(program: Program, e: Expr, params: dict[str, int] | None = None) -> 
     return c.infer(e).shape
 
 
-__all__ = ["NO_SPAN", "Derivation", "StmtDerivation", "TypedProgram", "check_program", "type_of"]
+__all__ = ["NO_SPAN", "Derivation", "StmtDerivation", "TypedProgram", "check_program", "program_context", "type_of"]

@@ -175,13 +175,33 @@ class Report:
         return (f"<p><code>{html.escape(self.heading())}</code></p><table><thead><tr>{head}</tr></thead>"
                 f"<tbody>{''.join(body)}</tbody></table><p>{html.escape(self.summary())}</p>{extra}")
 
-    def _repr_latex_(self) -> str:
-        def tex(s: str) -> str:
-            for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"),
-                         ("#", r"\#"), ("•", r"$\bullet$"), ("§", r"\S{}")):
-                s = s.replace(a, b)
-            return s
+    def __repr__(self) -> str:
+        return f"<Report {self.file}: {self.summary().splitlines()[0]}>"
 
-        rows = " \\\\\n".join(" & ".join(tex(c) for c in r) for r in self.rows())
-        return ("\\begin{tabular}{rlllll}\n\\# & obligation & lemma & stmt & status & time \\\\\n\\hline\n"
-                f"{rows} \\\\\n\\end{{tabular}}")
+    def __str__(self) -> str:
+        return self.render()
+
+    def _repr_latex_(self) -> str:
+        rows = " \\\\\n".join(" & ".join(_tex(c) for c in r) for r in self.rows())
+        table = ("\\begin{tabular}{rlllll}\n\\# & obligation & lemma & stmt & status & time \\\\\n\\hline\n"
+                 f"{rows} \\\\\n\\end{{tabular}}")
+        # the counterexamples, as the HTML repr and the text show them: one typewriter line each,
+        # leading blanks kept (the caret under the source line must stay under its column)
+        examples = [o.counterexample.render() for o in self.obligations if o.counterexample is not None]
+        lines = [line for text in examples for line in ["", *text.splitlines()]][1:]
+        if not lines:
+            return table
+        body = "\\\\\n".join(r"\texttt{" + (_tex(line).replace(" ", "~") or "~") + "}" for line in lines)
+        return f"{table}\n\n\\noindent {body}"
+
+
+#: Text-mode LaTeX for the report's strings: LaTeX's specials, and the symbols counterexamples use.
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$", "{": r"\{",
+        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
+        ">": r"\textgreater{}", "|": r"\textbar{}", "•": r"$\bullet$", "§": r"\S{}", "·": r"$\cdot$",
+        "≤": r"$\leq$", "≥": r"$\geq$", "≠": r"$\neq$", "Σ": r"$\Sigma$", "Γ": r"$\Gamma$", "μ": r"$\mu$",
+        "⌈": r"$\lceil$", "⌉": r"$\rceil$", "…": r"\ldots{}", "∪": r"$\cup$"}
+
+
+def _tex(text: str) -> str:
+    return "".join(_TEX.get(ch, ch) for ch in text)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import TeilError
 from ..lang.printer import format_expr, format_shape, format_stmt, unfold
@@ -36,6 +37,7 @@ from ..lang.syntax import (
     DiagAt,
     Dim,
     Expr,
+    Program,
     Proj,
     ProjAt,
     Shape,
@@ -43,6 +45,7 @@ from ..lang.syntax import (
     Var,
 )
 from ..lang.typing import Derivation, StmtDerivation, TypedProgram
+from .partial import Derivations, Failure, PartialNode, PartialStmt
 
 # --------------------------------------------------------------------------
 # Premises of each rule, as the checker must have justified them
@@ -183,25 +186,55 @@ def _premise_text(p: Premise, typed: TypedProgram) -> str:
 # --------------------------------------------------------------------------
 
 
-def _children(d: Derivation | StmtDerivation) -> tuple[Derivation, ...]:
-    return (d.expr,) if isinstance(d, StmtDerivation) else d.premises
+def _children(d: Node) -> tuple[Any, ...]:
+    return (d.expr,) if isinstance(d, StmtDerivation | PartialStmt) else d.premises
 
 
-Node = Derivation | StmtDerivation
+Node = Derivation | StmtDerivation | PartialNode | PartialStmt
 
 
-def _judgement(d: Derivation | StmtDerivation) -> str:
+def _judgement(d: Node) -> str:
     if isinstance(d, StmtDerivation):
         return f"{format_stmt(d.stmt)} ok"
+    if isinstance(d, PartialStmt):  # OK-Stmt could not conclude it
+        return f"{format_stmt(d.stmt)} ok?"
+    if isinstance(d, PartialNode):  # no shape: the rule did not apply
+        return f"{format_expr(d.expr)} : ?"
     return f"{format_expr(d.expr)} : {format_shape(d.shape)}"
 
 
-def _tree_lines(root: StmtDerivation, typed: TypedProgram) -> Iterator[str]:
+def failure_text(f: Failure, typed: TypedProgram | None) -> str:
+    """``✗ premise m == n fails for h = 1, m = 1, n = 2 (why)``: the marked premise of a partial derivation."""
+    if f.side is None:
+        return f"✗ fails: {f.message}"
+    names = [str(d) for d in (f.side.lhs, f.side.rhs) if isinstance(d, str)]
+    given = typed.params if typed is not None else {}
+    if f.counterexample and any(n not in given for n in names):
+        scope = " for " + ", ".join(f"{k} = {v}" for k, v in sorted(f.counterexample.items()))
+    elif names:
+        scope = " with " + ", ".join(f"{n} = {given[n]}" for n in sorted(set(names)) if n in given)
+    else:
+        scope = ""
+    return f"✗ premise {f.side} fails{scope} ({f.side.why})"
+
+
+def _partial_extra(d: PartialNode | PartialStmt, typed: TypedProgram | None) -> list[str]:
+    out = []
+    if isinstance(d, PartialStmt) and d.declared is not None:
+        out.append(f"Γ({d.stmt.target}) = {format_shape(d.declared)}")
+    out.append(failure_text(d.failure, typed) if d.failure is not None else "not derived: a premise fails")
+    return out
+
+
+def _tree_lines(root: StmtDerivation | PartialStmt, typed: TypedProgram) -> Iterator[str]:
     """Pre-order with box-drawing guides; a work list, so deep programs do not recurse."""
-    work: list[tuple[Derivation | StmtDerivation, str, str]] = [(root, "", "")]
+    work: list[tuple[Node, str, str]] = [(root, "", "")]
     while work:
         d, lead, rest = work.pop()
-        extra = [_premise_text(p, typed) for p in premises(d, typed) if p.shown]
+        if isinstance(d, PartialNode | PartialStmt):
+            extra = _partial_extra(d, typed)
+        else:
+            extra = [_premise_text(p, typed) for p in premises(d, typed) if p.shown]
         line = f"{lead}{_judgement(d)}  [{d.rule}]"
         if extra:
             line += "  " + "; ".join(extra)
@@ -236,14 +269,42 @@ def params_line(typed: TypedProgram) -> str:
 
 def render_text(typed: TypedProgram) -> str:
     """Every statement's derivation as an indented tree (``core-teil derive FILE``)."""
-    program = typed.program
+    return _render_statements(typed.program, typed, typed.derivations)
+
+
+def render_derivations(ds: Derivations) -> str:
+    """:func:`render_text` for a :class:`~core_teil.teach.partial.Derivations`, failing statements
+    drawn up to the rule that fails, its failing premise marked ``✗``."""
+    if ds.typed is None:  # OK-Prog failed before any statement: no context to derive in
+        err = ds.error
+        rule = f" {err.rule}" if err is not None and err.rule else ""
+        return "\n".join([f"typing derivations for {ds.program.file} (lang {ds.program.dialect})", "",
+                           f"no derivation: OK-Prog's premise{rule} fails: {err.message if err else '?'}"])
+    return _render_statements(ds.program, ds.typed, ds.statements)
+
+
+def _statement_heading(n: int, sd: StmtDerivation | PartialStmt, program: Program) -> str:
+    where = f"{program.file}:{sd.stmt.span.line}" if sd.stmt.span.known else program.file
+    head = f"statement {n} ({where})"
+    if isinstance(sd, PartialStmt):
+        head += f": not well typed, the derivation stops at {_stopping_rule(sd)}"
+    return head
+
+
+def _stopping_rule(sd: PartialStmt) -> str:
+    if sd.failure is not None:
+        return sd.failure.rule
+    return next((n.failure.rule for n in sd.expr.walk() if isinstance(n, PartialNode) and n.failure), "?")
+
+
+def _render_statements(program: Program, typed: TypedProgram,
+                       statements: tuple[StmtDerivation | PartialStmt, ...]) -> str:
     out = [f"typing derivations for {program.file} (lang {program.dialect})",
            context_line(typed), params_line(typed)]
-    for n, sd in enumerate(typed.derivations, start=1):
-        where = f"{program.file}:{sd.stmt.span.line}" if sd.stmt.span.known else program.file
-        out += ["", f"statement {n} ({where})"]
+    for n, sd in enumerate(statements, start=1):
+        out += ["", _statement_heading(n, sd, program)]
         out += list(_tree_lines(sd, typed))
-    if not typed.derivations:
+    if not statements:
         out += ["", "(no statements)"]
     return "\n".join(out)
 
@@ -364,11 +425,22 @@ def short_expr(e: Expr) -> str:
     return head
 
 
-def tex_judgement(d: Derivation | StmtDerivation) -> str:
-    if isinstance(d, StmtDerivation):
+def tex_judgement(d: Node) -> str:
+    if isinstance(d, StmtDerivation | PartialStmt):
         text = f"{d.stmt.target} = {short_expr(d.stmt.expr)}"
-        return rf"\Gamma \vdash {tex_code(text)} : \mathsf{{ok}}"
+        ok = r"\mathsf{ok}" if isinstance(d, StmtDerivation) else r"\mathsf{ok}\,?"
+        return rf"\Gamma \vdash {tex_code(text)} : {ok}"
+    if isinstance(d, PartialNode):
+        return rf"\Gamma \vdash {tex_code(short_expr(d.expr))} : \,?"
     return rf"\Gamma \vdash {tex_code(short_expr(d.expr))} : {tex_shape(d.shape)}"
+
+
+def tex_failure(f: Failure) -> str:
+    """The failing premise, marked: ``\times\\ m = n`` (or the checker's words)."""
+    mark = r"\boldsymbol{\times}\ "
+    if f.side is not None:
+        return mark + f"{tex_dim(f.side.lhs)} {_TEX_OP[f.side.op]} {tex_dim(f.side.rhs)}"
+    return mark + r"\text{" + tex_text(f.message) + "}"
 
 
 _INFER = {1: "UnaryInfC", 2: "BinaryInfC", 3: "TrinaryInfC", 4: "QuaternaryInfC", 5: "QuinaryInfC"}
@@ -379,7 +451,7 @@ _INFER = {1: "UnaryInfC", 2: "BinaryInfC", 3: "TrinaryInfC", 4: "QuaternaryInfC"
 TEX_TREE_LIMIT = 40
 
 
-def postorder(root: Derivation | StmtDerivation) -> Iterator[Derivation | StmtDerivation]:
+def postorder(root: Node) -> Iterator[Node]:
     """Every node after its premises, without recursion (derivations may be 200 deep)."""
     work: list[tuple[Derivation | StmtDerivation, bool]] = [(root, False)]
     while work:
@@ -391,7 +463,7 @@ def postorder(root: Derivation | StmtDerivation) -> Iterator[Derivation | StmtDe
         work.extend((kid, False) for kid in _children(node))
 
 
-def partition(root: StmtDerivation, limit: int = TEX_TREE_LIMIT) -> list[Derivation | StmtDerivation]:
+def partition(root: StmtDerivation | PartialStmt, limit: int = TEX_TREE_LIMIT) -> list[Node]:
     """Roots of the pieces a large derivation is typeset in: sub-derivations first, ``root`` last.
 
     A node becomes a piece of its own when what remains of its subtree,
@@ -424,6 +496,8 @@ def bussproofs_tree(root: Derivation | StmtDerivation, typed: TypedProgram,
     def expand(item: Node) -> list[str | Node]:
         if item is not root and id(item) in names:
             return [rf"\AxiomC{{${names[id(item)]}$}}", r"\noLine", rf"\UnaryInfC{{${tex_judgement(item)}$}}"]
+        if isinstance(item, PartialNode | PartialStmt):
+            return _expand_partial(item)
         ps = premises(item, typed)
         context = _QUAD.join(tex_premise(p) for p in ps if p.status == "context")
         sides = _QUAD.join(tex_premise(p) for p in ps if p.status != "context" and p.shown)
@@ -439,6 +513,23 @@ def bussproofs_tree(root: Derivation | StmtDerivation, typed: TypedProgram,
             seq.append(r"\AxiomC{}")
             arity = 1
         seq.append(rf"\RightLabel{{\scriptsize {tex_escape(item.rule)}}}")
+        seq.append(rf"\{_INFER[arity]}{{${tex_judgement(item)}$}}")
+        return seq
+
+    def _expand_partial(item: PartialNode | PartialStmt) -> list[str | Node]:
+        # A rule that could not be applied: the premises that were derived, the failing one marked.
+        seq: list[str | Node] = []
+        if isinstance(item, PartialStmt) and item.declared is not None:
+            seq.append(rf"\AxiomC{{$\Gamma({tex_code(item.stmt.target)}) = {tex_shape(item.declared)}$}}")
+        seq.extend(_children(item))
+        if item.failure is not None:
+            seq.append(rf"\AxiomC{{${tex_failure(item.failure)}$}}")
+        arity = len(seq)
+        if arity == 0:
+            seq.append(r"\AxiomC{}")
+            arity = 1
+        label = tex_escape(item.rule) + (r" \textbf{fails}" if item.failure is not None else "")
+        seq.append(rf"\RightLabel{{\scriptsize {label}}}")
         seq.append(rf"\{_INFER[arity]}{{${tex_judgement(item)}$}}")
         return seq
 
@@ -460,23 +551,44 @@ def render_latex(typed: TypedProgram) -> str:
     Debian the packages texlive-latex-base and texlive-science).  Trees wider
     than the page are scaled down to fit; large ones are cut into named
     sub-derivations (:func:`partition`)."""
-    program = typed.program
+    return _latex_document(typed.program, typed, typed.derivations)
+
+
+def render_derivations_latex(ds: Derivations) -> str:
+    """:func:`render_latex` for a :class:`~core_teil.teach.partial.Derivations`: a failing statement's
+    tree ends at the rule that fails, labelled *fails*, with its failing premise marked ``×``."""
+    if ds.typed is None:
+        err = ds.error
+        text = f"no derivation: OK-Prog's premise {err.rule or ''} fails: {err.message}" if err else "no derivation"
+        body = [rf"\section*{{Typing derivations: \texttt{{{tex_escape(ds.program.file)}}}}}",
+                r"\noindent " + tex_text(text) + r"\par"]
+        return _document(body)
+    return _latex_document(ds.program, ds.typed, ds.statements)
+
+
+def _latex_document(program: Program, typed: TypedProgram,
+                    statements: tuple[StmtDerivation | PartialStmt, ...]) -> str:
     body: list[str] = []
     # the file name in text mode: math mode cannot set every character a name may have
     body.append(rf"\section*{{Typing derivations: \texttt{{{tex_escape(program.file)}}}}}")
     ctx = ", ".join(rf"{tex_code(x)} : {tex_shape(t)}" for x, t in typed.gamma.items())
     body.append(rf"\noindent $\Gamma = \{{ {ctx} \}}$\\")
     body.append(tex_text(params_line(typed)) + r"\par")
-    for n, sd in enumerate(typed.derivations, start=1):
+    for n, sd in enumerate(statements, start=1):
         title = f"{sd.stmt.target} = {short_expr(sd.stmt.expr)}"
         body.append(rf"\subsection*{{Statement {n}: ${tex_code(title)}$}}")
+        if title != format_stmt(sd.stmt):
+            # the title and the tree's conclusions elide long arguments as (…): the statement in full,
+            # in text mode, where it may break between words
+            body.append(r"\noindent\texttt{" + tex_escape(format_stmt(sd.stmt)) + r"}\par")
         pieces = partition(sd)
         names = {id(p): rf"\mathcal{{D}}_{{{k}}}" for k, p in enumerate(reversed(pieces[:-1]), start=1)}
         body.extend(_boxed(bussproofs_tree(sd, typed, names)))
         for piece in reversed(pieces[:-1]):
             body.append(rf"\noindent where ${names[id(piece)]}$ is\par")
             body.extend(_boxed(bussproofs_tree(piece, typed, names)))
-        sides = [p for d in _all_nodes(sd) for p in premises(d, typed) if p.status == "decided"]
+        sides = [p for d in _all_nodes(sd) if isinstance(d, Derivation | StmtDerivation)
+                 for p in premises(d, typed) if p.status == "decided"]
         if sides:
             body.append(r"\noindent Side conditions decided by Z3:")
             body.append(r"\begin{itemize}")
@@ -485,6 +597,15 @@ def render_latex(typed: TypedProgram) -> str:
                 why = tex_text(justification(p, typed))
                 body.append(rf"\item ${tex_premise(p)}$ ({tex_escape(rule)}): {why}")
             body.append(r"\end{itemize}")
+        if isinstance(sd, PartialStmt):
+            failures = [d.failure for d in _all_nodes(sd) if isinstance(d, PartialNode | PartialStmt) and d.failure]
+            for f in failures:
+                body.append(rf"\noindent The derivation stops at {tex_escape(f.rule)}: "
+                            + tex_text(failure_text(f, typed).removeprefix("✗ ")) + r"\par")
+    return _document(body)
+
+
+def _document(body: list[str]) -> str:
     return "\n".join([
         r"\documentclass[10pt]{article}",
         r"\usepackage[a4paper,landscape,margin=1.5cm]{geometry}",
@@ -499,18 +620,20 @@ def render_latex(typed: TypedProgram) -> str:
     ]) + "\n"
 
 
-def _all_nodes(sd: StmtDerivation) -> Iterator[Derivation | StmtDerivation]:
+def _all_nodes(sd: StmtDerivation | PartialStmt) -> Iterator[Node]:
     yield sd
     yield from sd.expr.walk()
 
 
-def derivation_mathjax(d: Derivation | StmtDerivation, typed: TypedProgram | None = None) -> str:
+def derivation_mathjax(d: Node, typed: TypedProgram | None = None) -> str:
     """A ``\\dfrac`` proof tree that MathJax renders (notebooks); no packages needed."""
     # Results of the sub-derivations, computed bottom-up without recursion.
     done: dict[int, str] = {}
     for node in postorder(d):
         kids = [done[id(kid)] for kid in _children(node)]
-        if typed is not None:
+        if isinstance(node, PartialNode | PartialStmt):
+            tops = kids + ([tex_failure(node.failure)] if node.failure is not None else [])
+        elif typed is not None:
             ps = [p for p in premises(node, typed) if p.shown]
             tops = [tex_premise(p) for p in ps if p.status == "context"] + kids
             tops += [tex_premise(p) for p in ps if p.status != "context"]
@@ -532,11 +655,13 @@ _CSS = ("<style>.ct-deriv ul{list-style:none;margin:0;padding-left:1.4em;border-
         ".ct-deriv .side{color:#555;margin-left:.6em;font-size:90%}</style>")
 
 
-def derivation_html(d: Derivation | StmtDerivation, typed: TypedProgram | None = None) -> str:
+def derivation_html(d: Node, typed: TypedProgram | None = None) -> str:
     """A derivation as nested HTML lists: judgement, rule, premises."""
     def expand(item: Node) -> list[str | Node]:
         extra = ""
-        if typed is not None:
+        if isinstance(item, PartialNode | PartialStmt):
+            extra = f'<span class="side">{html.escape("; ".join(_partial_extra(item, typed)))}</span>'
+        elif typed is not None:
             texts = [_premise_text(p, typed) for p in premises(item, typed) if p.shown]
             if texts:
                 extra = f'<span class="side">{html.escape("; ".join(texts))}</span>'
@@ -558,7 +683,23 @@ def typed_mathjax(typed: TypedProgram) -> str:
     return "\n".join(derivation_mathjax(sd, typed) for sd in typed.derivations) or "$\\cdot$"
 
 
+def derivations_html(ds: Derivations) -> str:
+    """A :class:`~core_teil.teach.partial.Derivations` in a notebook: the trees, failing premises marked."""
+    if ds.typed is None:
+        return f"<pre>{html.escape(render_derivations(ds))}</pre>"
+    head = (f"<p><b>typing derivations</b> for <code>{html.escape(ds.program.file)}</code><br>"
+            f"<code>{html.escape(context_line(ds.typed))}</code><br>{html.escape(params_line(ds.typed))}</p>")
+    return head + "".join(derivation_html(sd, ds.typed) for sd in ds.statements)
+
+
+def derivations_mathjax(ds: Derivations) -> str:
+    if ds.typed is None:
+        return r"$\text{" + tex_text(render_derivations(ds).splitlines()[-1]) + "}$"
+    return "\n".join(derivation_mathjax(sd, ds.typed) for sd in ds.statements) or "$\\cdot$"
+
+
 __all__ = [
-    "DerivationMismatch", "Premise", "derivation_html", "derivation_mathjax", "premises", "render_latex",
+    "DerivationMismatch", "Premise", "derivation_html", "derivation_mathjax", "derivations_html",
+    "derivations_mathjax", "premises", "render_derivations", "render_derivations_latex", "render_latex",
     "render_text", "typed_html", "typed_mathjax",
 ]

@@ -387,6 +387,13 @@ class Trace:
                 lines.append("MISMATCH: the trace and the reference engine disagree")
         return "\n".join(lines)
 
+    def __str__(self) -> str:
+        return self.render()
+
+    def __repr__(self) -> str:
+        return (f"<Trace {self.target}{format_index(self.index)} = {format_term(self.final)}: "
+                f"{len(self.steps)} step(s)>")
+
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><td>{'' if n else html.escape(f'{self.target}{format_index(self.index)}')}</td>"
                        f"<td>=</td><td><code>{html.escape(format_term(s.term))}</code></td>"
