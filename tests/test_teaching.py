@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import html.parser
+import json
 import re
 import shutil
 import subprocess
@@ -549,6 +550,8 @@ def test_check_returns_a_typed_program_that_is_a_mapping_of_shapes():
     assert list(checked) == ["A", "B", "C"] and len(checked) == 3 and "A" in checked
     assert checked != {"A": (2, 3)}
     assert isinstance(checked, ct.CheckedProgram) and checked.program is checked.typed.program
+    # SPEC.md section 6: ct.check returns a dict[str, tuple] -- still one, for code that relies on it
+    assert isinstance(checked, dict) and json.loads(json.dumps(checked)) == {"A": [2, 3], "B": [3, 4], "C": [2, 4]}
     assert checked.params == {"l": 2, "m": 3, "n": 4} and checked.symbolic == ()
     assert repr(checked) == "<CheckedProgram examples/matmul.teil: A : [2, 3], B : [3, 4], C : [2, 4]>".replace(
         "examples/matmul.teil", str(EXAMPLES / "matmul.teil"))

@@ -1,10 +1,10 @@
 """What ``ct.check`` returns: a typed program that is also the mapping of its shapes.
 
-SPEC.md section 6 promised ``ct.check(program) -> dict[str, tuple]``, and code
-and notes rely on it (``ct.check(p)["C"]``, ``ct.check(p) == {"A": (2, 3), ...}``).
-:class:`CheckedProgram` keeps that: it *is* a read-only
-:class:`~collections.abc.Mapping` from allocation names to shapes (equal to
-the dict it used to be), and it also carries the typing derivation
+SPEC.md section 6 promises ``ct.check(program) -> dict[str, tuple]``, and code
+and notes rely on it (``ct.check(p)["C"]``, ``ct.check(p) == {"A": (2, 3), ...}``,
+``isinstance(..., dict)``, ``json.dumps``).  :class:`CheckedProgram` keeps that
+contract: it *is* that dict (a subclass, a fresh one per call), and it also
+carries the typing derivation
 (:class:`~core_teil.lang.typing.TypedProgram`), so that a checked program
 displays its derivations in Jupyter, and ``.derive()`` and ``.trace()`` need
 no second check.  A wrapper rather than a mapping-shaped ``TypedProgram``:
@@ -14,7 +14,7 @@ change what ``if typed:`` means there.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..lang.printer import format_names, format_shape
@@ -22,25 +22,14 @@ from ..lang.syntax import Program, Shape
 from ..lang.typing import TypedProgram
 
 
-class CheckedProgram(Mapping[str, Shape]):
+class CheckedProgram(dict[str, Shape]):
     """A well-typed program: ``checked["C"]`` is C's shape (parameters given are substituted)."""
 
-    __slots__ = ("_shapes", "typed")
+    __slots__ = ("typed",)
 
     def __init__(self, typed: TypedProgram) -> None:
+        super().__init__(typed.shapes())
         self.typed = typed
-        self._shapes = typed.shapes()
-
-    # -- the mapping of shapes ---------------------------------------------
-
-    def __getitem__(self, name: str) -> Shape:
-        return self._shapes[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._shapes)
-
-    def __len__(self) -> int:
-        return len(self._shapes)
 
     # -- the typed program -------------------------------------------------
 
@@ -75,7 +64,7 @@ class CheckedProgram(Mapping[str, Shape]):
     # -- display -------------------------------------------------------------
 
     def __repr__(self) -> str:
-        shapes = ", ".join(f"{x} : {format_shape(t)}" for x, t in self._shapes.items())
+        shapes = ", ".join(f"{x} : {format_shape(t)}" for x, t in self.items())
         scope = f"; {format_names(self.symbolic)} symbolic" if self.symbolic else ""
         return f"<CheckedProgram {self.program.file}: {shapes}{scope}>"
 
