@@ -36,13 +36,14 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 import numpy as np
 import z3
 
+from . import equiv_search
 from .equiv_nf import (
     LIKE_TERMS,
     RING,
@@ -103,7 +104,7 @@ class Counterexample:
         if self.params:
             lines.append("  " + ", ".join(f"{k} = {v}" for k, v in self.params.items()))
         for x, v in self.inputs.items():
-            lines.append(f"  {x} = {_show_array(v)}")
+            lines.append(f"  {x} = {_show_input(x, v)}")
         at = f"{self.output}[{', '.join(map(str, self.index))}]" if self.index else self.output
         lines.append(f"  {at} in {p}: {self.value_p}")
         lines.append(f"  {at} in {q}: {self.value_q}")
@@ -116,6 +117,28 @@ class Counterexample:
         return {"output": self.output, "index": list(self.index), "params": self.params, "inputs": self.inputs,
                 "value_p": self.value_p, "value_q": self.value_q, "exact": list(self.exact), "pad": self.pad,
                 "replayed_by": "ct.evaluate (reference engine) of both programs"}
+
+
+#: An input with more cells than this is shown as its most common value and the exceptions.
+SHOW_CELLS, SHOW_EXCEPTIONS = 24, 8
+
+
+def _show_input(x: str, v: Any) -> str:
+    """An input as a literal array, or (large shapes) ``0 everywhere except X[1, 2] = 1``."""
+    arr = np.array(v, dtype=object)
+    if arr.size <= SHOW_CELLS:
+        return _show_array(v)
+    cells = [(idx, _show_array(arr[idx])) for idx in np.ndindex(*arr.shape)]
+    counts: dict[str, int] = {}
+    for _, s in cells:
+        counts[s] = counts.get(s, 0) + 1
+    common = max(counts, key=lambda s: (counts[s], s == "0"))
+    rest = [f"{x}[{', '.join(str(i + 1) for i in idx)}] = {s}" for idx, s in cells if s != common]
+    text = f"[{', '.join(map(str, arr.shape))}] array, {common} everywhere"
+    if rest:
+        more = f" and {len(rest) - SHOW_EXCEPTIONS} more (all values: --json)" if len(rest) > SHOW_EXCEPTIONS else ""
+        text += " except " + ", ".join(rest[:SHOW_EXCEPTIONS]) + more
+    return text
 
 
 def _show_array(v: Any) -> str:
@@ -561,10 +584,29 @@ def _split_params(params: dict[str, int], p: Program, q: Program) -> tuple[dict[
     return pp, pq
 
 
-def _to_counterexample(f: Found) -> Counterexample:
-    inputs = {x: np.where(np.isnan(a), None, a).tolist() if a.ndim else (None if np.isnan(a) else float(a))
-              for x, a in f.inputs.items()}
-    return Counterexample(f.output, f.index, f.params, inputs, f.reference[0], f.reference[1], f.exact, f.pad)
+def _as_lists(inputs: dict[str, np.ndarray]) -> dict[str, Any]:
+    return {x: np.where(np.isnan(a), None, a).tolist() if a.ndim else (None if np.isnan(a) else float(a))
+            for x, a in inputs.items()}
+
+
+def replayed(found: Found, p: Program, q: Program) -> Counterexample | None:
+    """The only way a difference is reported (issue 13, item 3): both programs run through the
+    reference engine ``ct.evaluate`` on the candidate's shapes and inputs, and their values at its
+    index must differ.  The shrunk inputs are tried first; if the engine does not show the
+    difference there (exact arithmetic did, floats need not), the inputs on which the engine
+    first showed it; if neither replays, ``None``: the candidate is dropped, never reported."""
+    pp = {k: v for k, v in found.params.items() if k in p.params}
+    pq = {k: v for k, v in found.params.items() if k in q.params}
+    idx = tuple(i - 1 for i in found.index)
+    for inputs, exact in ((found.inputs, found.exact), (found.unshrunk, found.exact_unshrunk)):
+        values = equiv_search.replay(p, q, pp, pq, inputs, found.output, idx, found.pad)
+        if values is not None:
+            return Counterexample(found.output, found.index, found.params, _as_lists(inputs), values[0], values[1],
+                                  exact, found.pad)
+    return None
+
+
+NOT_REPLAYED = "a candidate difference did not replay in the reference engine (dropped)"
 
 
 def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int | None = None, *,
@@ -597,8 +639,10 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     # 2. a quick search for a difference first (it also guards the normaliser)
     t0 = time.perf_counter()
     found = search(p, q, outputs, scope.free, scope.fixed, scope.allowed, pad, False, scope.lows) if smoke else None
-    refuted = {found.output: result(found.output, Status.REFUTED, t0, counterexample=_to_counterexample(found))} \
-        if found is not None else {}
+    cex = replayed(found, p, q) if found is not None else None
+    refuted = {cex.output: result(cex.output, Status.REFUTED, t0, counterexample=cex)} if cex is not None else {}
+    if found is not None and cex is None:
+        notes.append(f"{found.output}: {NOT_REPLAYED}")
 
     # 3. the proof
     padding_ok, padding_why = _padding(p, q, pp, pq, pad, rlimit)
@@ -654,23 +698,30 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     # 4. no proof: look for a counterexample
     if pending:
         t0 = time.perf_counter()
-        found = None
-        for name in pending if search_after else []:  # first where z3's model points
-            if name in hints:
-                hint, ks = hints[name]
-                found = seeded(p, q, pending, hint, ks, scope, pad)
-                if found is not None:
-                    break
-        if found is None and search_after:
-            found = search(p, q, pending, scope.free, scope.fixed, scope.allowed, pad, True, scope.lows)
-        if found is not None:
-            results = [result(r.name, Status.REFUTED, t0, counterexample=_to_counterexample(found))
-                       if r.name == found.output else r for r in results]
+        cex = None
+        dropped = False
+        candidates: list[Callable[[], Found | None]] = []
+        if search_after:
+            for name in pending:  # first where z3's model points
+                if name in hints:
+                    hint, ks = hints[name]
+                    candidates.append(lambda hint=hint, ks=ks: seeded(p, q, pending, hint, ks, scope, pad))
+            candidates.append(lambda: search(p, q, pending, scope.free, scope.fixed, scope.allowed, pad, True,
+                                             scope.lows))
+        for find in candidates:
+            found = find()
+            cex = replayed(found, p, q) if found is not None else None
+            dropped = dropped or (found is not None and cex is None)
+            if cex is not None:
+                break
+        if cex is not None:
+            results = [result(r.name, Status.REFUTED, t0, counterexample=cex) if r.name == cex.output else r
+                       for r in results]
         else:
-            results = [OutputResult(r.name, r.status, r.seconds, r.laws, r.normal_form_p, r.normal_form_q,
-                                    r.steps, None, r.reason + ("; no counterexample among small shapes and "
-                                                               "inputs either" if search_after else ""))
-                       if r.name in pending else r for r in results]
+            why = ("; no counterexample among small shapes and inputs either" if search_after else "") + \
+                (f"; {NOT_REPLAYED}" if dropped else "")
+            results = [replace(r, counterexample=None, reason=r.reason + why) if r.name in pending else r
+                       for r in results]
     return _report(p, q, scope, pad, rlimit, results, start, notes)
 
 

@@ -457,9 +457,14 @@ def canonical_term(t: Term, names: Mapping[IVar, str], depth: int = 0,
     t = _simplify(t, tr)
     if not t.red:
         return " · ".join(sorted(_factor_key(f, names, depth, tr) for f in t.factors)) or "1", t.coeff, (), t
-    groups: dict[str, list[IVar]] = {}
+    # Variables are first told apart by what does not depend on their names: the extent, and where
+    # each occurs (every factor with this variable as '@', the other summation variables as '_').
+    # Only variables alike in both are permuted, so the least key over those orders is canonical
+    # (the same for every renaming and order of the Σ) at a cost of (group size)! per group, not
+    # (number of variables)!: a sum over all 8 positions of one tensor has one order to try.
+    groups: dict[tuple[str, tuple[str, ...]], list[IVar]] = {}
     for r in t.red:
-        groups.setdefault(str(r.bound), []).append(r)
+        groups.setdefault((str(r.bound), _signature(r, t, names, depth)), []).append(r)
     order = sorted(groups)
     count = math.prod(math.factorial(len(groups[g])) for g in order)
     if count <= MAX_RENAMINGS:
@@ -490,6 +495,14 @@ def canonical_term(t: Term, names: Mapping[IVar, str], depth: int = 0,
                 local.update({r: bound_name(depth, j) for j, r in enumerate(best_order)})
                 _factor_key(f, local, depth, tr)
     return best, t.coeff, best_order, t
+
+
+def _signature(r: IVar, t: Term, names: Mapping[IVar, str], depth: int) -> tuple[str, ...]:
+    """Where ``r`` occurs in ``t``, independent of the names of ``t``'s summation variables."""
+    local = dict(names)
+    local.update({v: "_" for v in t.red})
+    local[r] = "@"
+    return tuple(sorted(_factor_key(f, local, depth, None) for f in t.factors if r in factor_vars(f)))
 
 
 def canon(p: Poly, names: Mapping[IVar, str], depth: int = 0, tr: Trace | None = None) -> Canon:
