@@ -378,9 +378,10 @@ def interface(p: Program, q: Program, scope: Scope) -> None:
             same = len(a.shape) == len(b.shape) and all(
                 scope.holds(scope.term(d) == scope.term(e)) == "proved" for d, e in zip(a.shape, b.shape, strict=True))
             if not same:
+                why = (f"ranks {len(a.shape)} and {len(b.shape)}" if len(a.shape) != len(b.shape) else
+                       "which differ for some parameter values the assumptions allow")
                 raise TeilInputError(f"{kind} {a.name} is declared {format_shape(a.shape)} in {p.file} but "
-                                     f"{format_shape(b.shape)} in {q.file}, which differ for some parameter values "
-                                     f"the assumptions allow", b.span, f"equiv: same {kind}s")
+                                     f"{format_shape(b.shape)} in {q.file}, {why}", b.span, f"equiv: same {kind}s")
 
 
 # --------------------------------------------------------------------------
