@@ -434,14 +434,20 @@ def _alternating(shape: tuple[int, ...]) -> np.ndarray:
 
 def input_variants(shapes: dict[str, tuple[int, ...]], rng: np.random.Generator, undef: bool,
                    structured: bool = True) -> Iterator[dict[str, np.ndarray]]:
-    """Seeded small integer inputs; then with zeros and negatives; then (``structured``) signs that
-    cancel in sums with one input 0 (a controlled division's 0/0 against v/0) or • throughout;
-    then (``undef``) one • at a time."""
+    """Seeded small integer inputs; then with zeros and negatives; then (``undef``) one • at a time;
+    then (``structured``) signs that cancel in sums with one input 0 (a controlled division's 0/0
+    against v/0), and one input • throughout (where there are too many cells for one at a time)."""
     base = {x: rng.integers(1, 10, size=s).astype(float) for x, s in shapes.items()}
     yield base
     yield {x: rng.integers(-3, 4, size=s).astype(float) for x, s in shapes.items()}
     yield {x: rng.integers(1, 10, size=s).astype(float) for x, s in shapes.items()}
     yield {x: rng.integers(0, 2, size=s).astype(float) for x, s in shapes.items()}
+    cells = [(x, idx) for x, s in shapes.items() for idx in np.ndindex(*s)]
+    if undef and len(cells) <= MAX_UNDEF_CELLS:
+        for x, idx in cells:
+            v = {y: a.copy() for y, a in base.items()}
+            v[x][idx] = math.nan
+            yield v
     if structured:
         alt = {x: _alternating(s) for x, s in shapes.items()}
         yield alt
@@ -449,12 +455,6 @@ def input_variants(shapes: dict[str, tuple[int, ...]], rng: np.random.Generator,
             yield {**alt, x: np.zeros(s)}
         for x, s in shapes.items():
             yield {**base, x: np.full(s, math.nan)}
-    cells = [(x, idx) for x, s in shapes.items() for idx in np.ndindex(*s)]
-    if undef and len(cells) <= MAX_UNDEF_CELLS:
-        for x, idx in cells:
-            v = {y: a.copy() for y, a in base.items()}
-            v[x][idx] = math.nan
-            yield v
 
 
 def _ref_same(a: float, b: float) -> bool:
@@ -626,7 +626,8 @@ def _detect(tp: TypedProgram, tq: TypedProgram, inputs: dict[str, np.ndarray], o
 def shrink(tp: TypedProgram, tq: TypedProgram, inputs: dict[str, np.ndarray], name: str, idx: tuple[int, ...],
            cone: set[Cell]) -> dict[str, np.ndarray]:
     """Inputs on which exact arithmetic still differs at ``name[idx]`` (0-based), with as many
-    zeros as found: every cell outside the cone (it cannot change either value); then every cone
+    zeros as found.  Up to :data:`MAX_SHRINK` cells: each value in turn pushed to 0, else 1.
+    Beyond: every cell outside the cone (it cannot change either value); then every cone
     cell beyond the first 1, 2, 4, ... (by position); then blocks of what is left, halving in
     size; then each remaining value pushed to 1.  Whether the reference engine still shows the
     difference is for the replay to say (:func:`core_teil.equiv.replayed` falls back to the
@@ -642,6 +643,19 @@ def shrink(tp: TypedProgram, tq: TypedProgram, inputs: dict[str, np.ndarray], na
         except WorkExceeded:
             return False
 
+    every = [(x, i) for x, a in inputs.items() for i in np.ndindex(*a.shape)]
+    if len(every) <= MAX_SHRINK:  # few cells: each in turn to 0, else 1, as one would by hand
+        cur = {x: a.copy() for x, a in inputs.items()}
+        for x, i in every:
+            old = cur[x][i]
+            for cand in (0.0, 1.0):
+                if old == cand:
+                    break
+                cur[x][i] = cand
+                if differs(cur):
+                    break
+                cur[x][i] = old
+        return cur
     cur = {}
     for x, a in inputs.items():
         keep = np.zeros(a.shape, dtype=bool)
