@@ -45,11 +45,10 @@ import z3
 
 from . import equiv_search
 from .equiv_nf import (
-    LIKE_TERMS,
-    RING,
     Canon,
     Coef,
     Definition,
+    FloatFormInterpretation,
     IVar,
     Leaf,
     NFInterpretation,
@@ -58,6 +57,7 @@ from .equiv_nf import (
     TooLarge,
     Trace,
     canon,
+    canonical_form,
     monomial,
     show_coef,
     to_z3,
@@ -65,7 +65,7 @@ from .equiv_nf import (
 )
 from .equiv_search import Found, Hint, search, seeded
 from .errors import NO_SPAN, TeilInputError, TeilTypeError
-from .eval import Sem, st_stmt
+from .eval import Sem, eval_prog, st_stmt
 from .inputs import check_pad, check_params
 from .printer import format_cond, format_shape
 from .prove import RLIMIT, SEED, decide, z3_solver
@@ -395,7 +395,7 @@ class Normalised:
 
     values: dict[str, Poly]
     traces: dict[str, Trace]
-    trees: dict[str, str]
+    floats: dict[str, tuple | None]  # the float operations (equiv_nf.canonical_form), None if too large
 
 
 def normalise(typed: TypedProgram, scope: Scope, k: dict[str, tuple[IVar, ...]], counter: Any) -> Normalised:
@@ -414,7 +414,7 @@ def normalise(typed: TypedProgram, scope: Scope, k: dict[str, tuple[IVar, ...]],
         stmt_traces.append(interp.trace)
     values: dict[str, Poly] = {}
     traces: dict[str, Trace] = {}
-    trees: dict[str, str] = {}
+    floats = float_forms(typed, scope)
     for a in typed.program.outputs():
         v = sem.store[a.name]
         used = dependencies(typed, a.name)
@@ -431,8 +431,29 @@ def normalise(typed: TypedProgram, scope: Scope, k: dict[str, tuple[IVar, ...]],
             assert isinstance(v, Definition)
             values[a.name] = interp.subst(v.value, dict(zip(v.k, k[a.name], strict=True)))
         traces[a.name] = t
-        trees[a.name] = tree_form(typed, used)
-    return Normalised(values, traces, trees)
+    return Normalised(values, traces, floats)
+
+
+def float_forms(typed: TypedProgram, scope: Scope) -> dict[str, tuple | None]:
+    """Each output's float operations at a symbolic index (:class:`equiv_nf.FloatFormInterpretation`),
+    canonical; ``None`` where there are too many to build."""
+    interp = FloatFormInterpretation(scope.atom)
+    inputs = {a.name for a in typed.program.inputs()}
+    store: dict[str, Any] = {a.name: "input" if a.name in inputs else "undef" for a in typed.program.allocs}
+    out: dict[str, tuple | None] = {}
+    try:
+        final = eval_prog(Sem(typed, interp, store, None))
+    except (TooLarge, RecursionError):
+        return {a.name: None for a in typed.program.outputs()}
+    for a in typed.program.outputs():
+        shape = tuple(scope.atom(d) for d in a.shape)
+        k = tuple(("k", -1 - j) for j in range(len(shape)))  # the shared output index
+        try:
+            v = interp.read(final, a.name, k, Var(a.name))
+            out[a.name] = canonical_form(v, k)
+        except (TooLarge, RecursionError):
+            out[a.name] = None
+    return out
 
 
 def dependencies(typed: TypedProgram, name: str) -> list[int]:
@@ -778,10 +799,8 @@ def prove_output(name: str, at: str, np_: Normalised, nq: Normalised, names: dic
         return OutputResult(name, Status.UNKNOWN, seconds, reason=why, normal_form_p=f"{at} = {cp.show()}",
                             normal_form_q=f"{at} = {cq.show()}"), hint
     laws = _laws(trp, trq)
-    reordered = {RING, LIKE_TERMS, Z3_ALGEBRA, "Sum-Linearity", "Sum-Scalar-Left", "Sum-Scalar-Right",
-                 "Sum-Fubini", "Sum-Constant"} & set(laws)
-    same_tree = np_.trees[name] == nq.trees[name]
-    note = "" if same_tree or not reordered else (
+    fp, fq = np_.floats.get(name), nq.floats.get(name)
+    note = "" if fp is not None and fp == fq else (
         "proved in real arithmetic; the programs differ by reassociation, distribution or the order "
         "of summation, so float64 results may differ by rounding")
     proof = [f"{p.file}: {at} = {cp.show()}", f"{q.file}: {at} = {cq.show()}", method, *steps,

@@ -927,8 +927,12 @@ def test_the_report_says_what_is_proved_and_flags_reassociation() -> None:
     note = report.outputs[0].float_note
     assert "distribution" in note and "rounding" in note and f"note: {note}" in report.render()
     assert report.to_json()["outputs"][0]["floats"] == note
-    same = ct.equiv(p, ct.parse(src.format("mul C (add B A)"), "q.teil"))
-    assert same.ok and "rounding" in same.outputs[0].float_note  # a + b against b + a: commuted
+    assoc = ct.equiv(ct.parse(src.format("add (add A B) C"), "p.teil"), ct.parse(src.format("add A (add B C)"),
+                                                                                  "q.teil"))
+    assert assoc.ok and "reassociation" in assoc.outputs[0].float_note
+    # operands swapped only: IEEE + and · are commutative, the floats are the same, no note
+    swapped = ct.equiv(p, ct.parse(src.format("mul C (add B A)"), "q.teil"))
+    assert swapped.ok and swapped.outputs[0].float_note == "", swapped.outputs[0].float_note
     assert ct.equiv(p, p).outputs[0].float_note == ""  # the same statements: the same float operations
 
 
