@@ -572,13 +572,14 @@ def _try(tp: TypedProgram, tq: TypedProgram, params: dict[str, int], inputs: dic
          allowance: _Allowance | None = None) -> Found | None:
     """A difference at ``inputs`` that exact arithmetic confirms, shrunk; or ``None``."""
     where: tuple[str, tuple[int, ...], Exact, Exact, set[Cell]] | None = None
-    if cost > CHEAP_RUN_COST:
+    affordable = cost <= MAX_RUN_COST and (allowance is None or cost <= allowance.left)
+    if cost > CHEAP_RUN_COST or not affordable:
         try:
             where = _probe(tp, tq, inputs, outputs, budget)
         except WorkExceeded:
             where = None
     if where is None:
-        if cost > MAX_RUN_COST or (allowance is not None and cost > allowance.left):
+        if not affordable:
             return None
         if allowance is not None:
             allowance.left -= cost

@@ -852,14 +852,30 @@ def test_the_search_tries_one_undefined_cell_at_a_time() -> None:
 
 
 def test_the_search_does_not_report_rounding_even_on_many_indices() -> None:
-    """Floats differ at every index (a summation reordered), reals nowhere: no candidate."""
-    src = "param n\ninput alloc A : [n, n]\noutput alloc Y : [n]\nY = {}\n"
-    p = ct.parse(src.format("red (transp 1 A)"), "p.teil")
-    tp = check_program(p, {"n": 3})
-    inputs = {"A": np.array([[0.1, 0.2, 0.3]] * 3).T.copy()}
-    r = ct.evaluate(p, inputs, {"n": 3})["Y"]
-    assert equiv_search._try(tp, tp, {"n": 3}, inputs, ["Y"], None, equiv_search.Budget()) is None
-    assert r.shape == (3,)
+    """(a + b) + c against a + (b + c) at 0.1, 0.2, 0.3: the floats differ at every one of 20 indices
+    (more than are confirmed per run), the reals at none: no candidate."""
+    src = "param n\ninput alloc A : [n]\ninput alloc B : [n]\ninput alloc C : [n]\noutput alloc Y : [n]\nY = {}\n"
+    p, q = ct.parse(src.format("add (add A B) C"), "p.teil"), ct.parse(src.format("add A (add B C)"), "q.teil")
+    tp, tq = check_program(p, {"n": 20}), check_program(q, {"n": 20})
+    inputs = {"A": np.full(20, 0.1), "B": np.full(20, 0.2), "C": np.full(20, 0.3)}
+    rp, rq = ct.evaluate(p, inputs, {"n": 20})["Y"], ct.evaluate(q, inputs, {"n": 20})["Y"]
+    assert (rp != rq).all()  # rounding, everywhere
+    assert equiv_search._try(tp, tq, {"n": 20}, inputs, ["Y"], None, equiv_search.Budget()) is None
+
+
+def test_exact_probes_find_a_difference_off_the_diagonal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no reference-engine work allowed (as for runs too expensive to make), the search probes
+    exact arithmetic at the first index, the last, and one of distinct positions: X against its
+    transpose differs only off the diagonal, where only the last probe looks."""
+    monkeypatch.setattr(equiv_search, "DEEP_COST", 0)
+    monkeypatch.setattr(equiv_search, "SMOKE_COST", 0)
+    src = "param n\ninput alloc X : [n, n]\noutput alloc Y : [n, n]\nY = {}\n"
+    p, q = ct.parse(src.format("X"), "p.teil"), ct.parse(src.format("transp 1 X"), "q.teil")
+    report = ct.equiv(p, q)
+    assert report.exit_code == 1, report.render()
+    cex = report.outputs[0].counterexample
+    assert_replays(p, q, cex)
+    assert cex.index[0] != cex.index[1]
 
 
 # --------------------------------------------------------------------------
@@ -889,6 +905,16 @@ def test_large_shapes_give_small_counterexamples() -> None:
     assert sum(int(np.count_nonzero(np.nan_to_num(a, nan=1.0))) for a in _arrays(cex.inputs).values()) <= 4
     text = report.render()
     assert "[3000] array, 0 everywhere except X[" in text and len(text) < 2000
+
+
+def test_cells_outside_the_cone_are_zeroed() -> None:
+    """X against its transpose at n >= 80: Y[i, j] reads X[i, j] and X[j, i] only, so the
+    counterexample is a 80×80 input with one nonzero cell, not 6400 random values."""
+    p, q = pair("bad_transp_large")
+    report = ct.equiv(p, q)
+    cex = report.outputs[0].counterexample
+    assert_replays(p, q, cex)
+    assert cex.params == {"n": 80} and np.count_nonzero(_arrays(cex.inputs)["X"]) == 1
 
 
 def test_exact_arithmetic_on_demand_reads_only_the_cone() -> None:
@@ -934,6 +960,10 @@ def test_the_report_says_what_is_proved_and_flags_reassociation() -> None:
     swapped = ct.equiv(p, ct.parse(src.format("mul C (add B A)"), "q.teil"))
     assert swapped.ok and swapped.outputs[0].float_note == "", swapped.outputs[0].float_note
     assert ct.equiv(p, p).outputs[0].float_note == ""  # the same statements: the same float operations
+    sums = "param n\ninput alloc A : [n]\ninput alloc B : [n]\noutput alloc Y : [n]\nY = expa n ({})\n"
+    commuted = ct.equiv(ct.parse(sums.format("add (red A) (red (mul A B))"), "p.teil"),
+                        ct.parse(sums.format("add (red (mul B A)) (red A)"), "q.teil"))
+    assert commuted.ok and commuted.outputs[0].float_note == ""  # sums named alike wherever they are
 
 
 # --------------------------------------------------------------------------
