@@ -538,16 +538,21 @@ def search(p: Program, q: Program, outputs: list[str], free: list[str], fixed: d
         variants = list(input_variants(shapes, rng, undef=deep and len(cases) < UNDEF_SHAPES, structured=deep))
         cases.append((params, tp, tq, variants if deep else variants[:1], cost))
     runs = 0
-    for v in range(max((len(c[3]) for c in cases), default=0)):
-        for params, tp, tq, variants, cost in cases:
-            if v >= len(variants):
-                continue
-            if runs >= MAX_RUNS or budget.left <= 0:
-                return None
-            runs += 1
-            found = _try(tp, tq, params, variants[v], outputs, pad, budget, cost, allowance)
-            if found is not None:
-                return found
+    # An expensive shape is probed with every variant before the reference engine runs it at all
+    # (probes cost the cones of a few indices); then, while the allowance lasts, it runs.
+    for passes in (("cheap", "probe"), ("reference",)):
+        for v in range(max((len(c[3]) for c in cases), default=0)):
+            for params, tp, tq, variants, cost in cases:
+                mode = "both" if cost <= CHEAP_RUN_COST else "probe" if "probe" in passes else "reference"
+                if v >= len(variants) or (mode == "both" and "cheap" not in passes) or \
+                        (mode == "reference" and "reference" not in passes):
+                    continue
+                if runs >= MAX_RUNS or budget.left <= 0:
+                    return None
+                runs += 1
+                found = _try(tp, tq, params, variants[v], outputs, pad, budget, cost, allowance, mode)
+                if found is not None:
+                    return found
     return None
 
 
@@ -569,11 +574,15 @@ def probes(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
 
 def _try(tp: TypedProgram, tq: TypedProgram, params: dict[str, int], inputs: dict[str, np.ndarray],
          outputs: list[str], pad: int | None, budget: Budget, cost: int = 0,
-         allowance: _Allowance | None = None) -> Found | None:
-    """A difference at ``inputs`` that exact arithmetic confirms, shrunk; or ``None``."""
+         allowance: _Allowance | None = None, mode: str = "both") -> Found | None:
+    """A difference at ``inputs`` that exact arithmetic confirms, shrunk; or ``None``.
+
+    ``mode``: ``probe`` exact arithmetic at :func:`probes` only, ``reference`` the reference
+    engine only (while the allowance lasts), ``both`` probes first where the run is expensive or
+    not affordable, then the reference engine."""
     where: tuple[str, tuple[int, ...], Exact, Exact, set[Cell]] | None = None
-    affordable = cost <= MAX_RUN_COST and (allowance is None or cost <= allowance.left)
-    if cost > CHEAP_RUN_COST or not affordable:
+    affordable = mode != "probe" and cost <= MAX_RUN_COST and (allowance is None or cost <= allowance.left)
+    if mode == "probe" or (mode == "both" and (cost > CHEAP_RUN_COST or not affordable)):
         try:
             where = _probe(tp, tq, inputs, outputs, budget)
         except WorkExceeded:
@@ -768,7 +777,9 @@ def seeded(p: Program, q: Program, outputs: list[str], hint: Hint, ks: tuple[Any
             inputs = {x: rng.integers(1, 10, size=s).astype(float) for x, s in shapes.items()}
             for (x, idx), value in cells.items():
                 inputs[x][idx] = value
-            found = _try(tp, tq, params, inputs, outputs, pad, Budget(), cost, allowance)
+            # the probes include both output indices the hint was placed for (all ones, distinct)
+            found = _try(tp, tq, params, inputs, outputs, pad, Budget(), cost, allowance,
+                         "both" if cost <= CHEAP_RUN_COST else "probe")
             if found is not None:
                 return found
     return None
