@@ -611,21 +611,30 @@ def _as_lists(inputs: dict[str, np.ndarray]) -> dict[str, Any]:
             for x, a in inputs.items()}
 
 
-def replayed(found: Found, p: Program, q: Program) -> Counterexample | None:
+def replayed(found: Found, p: Program, q: Program) -> tuple[Counterexample | None, str]:
     """The only way a difference is reported (issue 13, item 3): both programs run through the
     reference engine ``ct.evaluate`` on the candidate's shapes and inputs, and their values at its
     index must differ.  The shrunk inputs are tried first; if the engine does not show the
     difference there (exact arithmetic did, floats need not), the inputs on which the engine
-    first showed it; if neither replays, ``None``: the candidate is dropped, never reported."""
+    first showed it.  If neither replays, or a run would cost more than the search allows one
+    (:data:`equiv_search.MAX_RUN_COST`), the candidate is dropped, never reported: ``None`` and
+    why."""
     pp = {k: v for k, v in found.params.items() if k in p.params}
     pq = {k: v for k, v in found.params.items() if k in q.params}
     idx = tuple(i - 1 for i in found.index)
+    cost = equiv_search.run_cost(check_program(p, pp)) + equiv_search.run_cost(check_program(q, pq))
+    if cost > equiv_search.MAX_RUN_COST:
+        at = f"{found.output}[{', '.join(map(str, found.index))}]" if found.index else found.output
+        shape = ", ".join(f"{k} = {v}" for k, v in found.params.items())
+        return None, (f"exact arithmetic shows {at} differ ({found.exact[0]} against {found.exact[1]}) at {shape}, "
+                      f"but replaying that through the reference engine would take about {cost:.0e} operations: "
+                      "not reported (never without a replay)")
     for inputs, exact in ((found.inputs, found.exact), (found.unshrunk, found.exact_unshrunk)):
         values = equiv_search.replay(p, q, pp, pq, inputs, found.output, idx, found.pad)
         if values is not None:
             return Counterexample(found.output, found.index, found.params, _as_lists(inputs), values[0], values[1],
-                                  exact, found.pad)
-    return None
+                                  exact, found.pad), ""
+    return None, NOT_REPLAYED
 
 
 NOT_REPLAYED = "a candidate difference did not replay in the reference engine (dropped)"
@@ -661,10 +670,10 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     # 2. a quick search for a difference first (it also guards the normaliser)
     t0 = time.perf_counter()
     found = search(p, q, outputs, scope.free, scope.fixed, scope.allowed, pad, False, scope.lows) if smoke else None
-    cex = replayed(found, p, q) if found is not None else None
+    cex, why = replayed(found, p, q) if found is not None else (None, "")
     refuted = {cex.output: result(cex.output, Status.REFUTED, t0, counterexample=cex)} if cex is not None else {}
     if found is not None and cex is None:
-        notes.append(f"{found.output}: {NOT_REPLAYED}")
+        notes.append(f"{found.output}: {why}")
 
     # 3. the proof
     padding_ok, padding_why = _padding(p, q, pp, pq, pad, rlimit)
@@ -721,7 +730,8 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     if pending:
         t0 = time.perf_counter()
         cex = None
-        dropped = False
+        dropped = ""
+        skipped: list[tuple[dict[str, int], int]] = []
         candidates: list[Callable[[], Found | None]] = []
         if search_after:
             for name in pending:  # first where z3's model points
@@ -729,11 +739,11 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
                     hint, ks = hints[name]
                     candidates.append(lambda hint=hint, ks=ks: seeded(p, q, pending, hint, ks, scope, pad))
             candidates.append(lambda: search(p, q, pending, scope.free, scope.fixed, scope.allowed, pad, True,
-                                             scope.lows))
+                                             scope.lows, skipped))
         for find in candidates:
             found = find()
-            cex = replayed(found, p, q) if found is not None else None
-            dropped = dropped or (found is not None and cex is None)
+            cex, why = replayed(found, p, q) if found is not None else (None, "")
+            dropped = dropped or why
             if cex is not None:
                 break
         if cex is not None:
@@ -741,7 +751,10 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
                        for r in results]
         else:
             why = ("; no counterexample among small shapes and inputs either" if search_after else "") + \
-                (f"; {NOT_REPLAYED}" if dropped else "")
+                (f"; {dropped}" if dropped else "") + \
+                ("".join(f"; not searched at {', '.join(f'{k} = {v}' for k, v in ps.items())}: replaying a difference "
+                         f"there through the reference engine would take about {c:.0e} operations"
+                         for ps, c in skipped[:1]))
             results = [replace(r, counterexample=None, reason=r.reason + why) if r.name in pending else r
                        for r in results]
     return _report(p, q, scope, pad, rlimit, results, start, notes)

@@ -51,7 +51,7 @@ from .typing import TypedProgram, check_program
 Exact = int | Fraction | None
 
 #: One exact evaluation gives up beyond this many elementary steps (it is pure Python).
-WORK_LIMIT = 400_000
+WORK_LIMIT = 100_000
 #: Parameter values tried: lo .. lo + MAX_EXTENT - 1 each (fewer when there are many parameters).
 MAX_EXTENT = 3
 #: At most this many parameter assignments.
@@ -76,15 +76,15 @@ EAGER_CELLS = 64
 
 #: The whole search stops after this many exact steps: a deterministic bound (not wall-clock),
 #: after which equiv answers unknown.
-SEARCH_BUDGET = 600_000
+SEARCH_BUDGET = 200_000
 #: Shrinking one counterexample stops after this many exact steps (it keeps what it has).
 SHRINK_BUDGET = 150_000
 
-#: Reference-engine work (in :func:`run_cost`'s units, about 2 ns each on the project machine):
+#: Reference-engine work (in :func:`run_cost`'s units, 0.7-2 ns each on the project machine):
 #: a shape whose pair of runs costs more is not tried; a search stops when its allowance is spent.
-MAX_RUN_COST = 200_000_000
+MAX_RUN_COST = 600_000_000
 SMOKE_COST = 30_000_000
-DEEP_COST = 300_000_000
+DEEP_COST = 600_000_000
 #: Runs cheaper than this go through the reference engine first; dearer ones are probed exactly.
 CHEAP_RUN_COST = 2_000_000
 #: The fixed cost of one equation applied to one request (Python and numpy call overhead).
@@ -180,7 +180,7 @@ class ExactInterpretation:
         def value(env: dict) -> Exact:
             return table.at(tuple(env[i] if isinstance(i, _Sym) else int(i) for i in ks), e)
 
-        return value
+        return _staged(value, ks)
 
     def extent(self, d: Dim) -> int:
         return concrete_extent(self.typed, d)
@@ -192,9 +192,9 @@ class ExactInterpretation:
         entry = store[x]
         ks = tuple(k)
         if isinstance(entry, _Table):
-            return lambda env: entry.at(tuple([env[i] if type(i) is _Sym else int(i) for i in ks]), node)
+            return _staged(lambda env: entry.at(tuple([env[i] if type(i) is _Sym else int(i) for i in ks]), node), ks)
         if isinstance(entry, str):  # never written, not an input: • (Sum-Absorb does the rest)
-            return lambda env: None
+            return _staged(lambda env: None, ())
         arr: np.ndarray = entry
         touched = self.touched
         shape = arr.shape
@@ -207,15 +207,26 @@ class ExactInterpretation:
             touched.add((x, idx))
             return _fraction(float(arr[idx]))
 
-        return cell
+        return _staged(cell, ks)
 
     def arith(self, op: ElemOp, a: Callable[[dict], Exact], b: Callable[[dict], Exact]) -> Callable[[dict], Exact]:
         # both operands are evaluated, whatever their values: so the cone does not depend on values
-        return lambda env: exact_arith(op, a(env), b(env))
+        return _staged(lambda env: exact_arith(op, a(env), b(env)), (), getattr(a, "free", None),
+                       getattr(b, "free", None))
 
     def sum(self, n: int, body: Callable[[_Sym], Callable[[dict], Exact]], node: Expr) -> Callable[[dict], Exact]:
         m = self._sym()
         f = body(m)
+        free = getattr(f, "free", None)
+        if free is not None and m not in free:
+            # a summand that does not read m (Σ over expa): n copies of one value, n·v (• stays •);
+            # the same number as n additions in exact arithmetic, at the cost of one
+            def constant(env: dict) -> Exact:
+                self._tick()
+                v = f(env)
+                return None if v is None else n * v
+
+            return _staged(constant, (), free)
 
         def value(env: dict) -> Exact:
             self._tick(n)  # the work of a run is its sums' (the rest is bounded by the program's size)
@@ -226,7 +237,7 @@ class ExactInterpretation:
             env.pop(m, None)
             return acc
 
-        return value
+        return _staged(value, (), None if free is None else free - {m})
 
     def guard(self, j: Any, d: int, v: Any) -> Any:
         raise NotImplementedError("the exact evaluator runs the unpadded semantics")
@@ -244,6 +255,17 @@ class ExactInterpretation:
         new[x] = table
         self._tables.clear()  # shared subexpressions of the next statement read the new store
         return new
+
+
+def _staged(fn: Callable[[dict], Exact], index: tuple,
+            *parts: frozenset[_Sym] | None) -> Callable[[dict], Exact]:
+    """``fn`` with ``fn.free``: the symbols its value depends on (those of ``index`` and of the
+    ``parts``; None if a part's are unknown)."""
+    free: frozenset[_Sym] | None = frozenset(i for i in index if isinstance(i, _Sym))
+    for part in parts:
+        free = None if part is None or free is None else free | part
+    fn.free = free  # type: ignore[attr-defined]
+    return fn
 
 
 def _fraction(v: float) -> Exact:
@@ -508,7 +530,8 @@ class _Allowance:
 
 def search(p: Program, q: Program, outputs: list[str], free: list[str], fixed: dict[str, int],
            allowed: Callable[[dict[str, int]], bool], pad: int | None, deep: bool = True,
-           lows: Mapping[str, int] | None = None) -> Found | None:
+           lows: Mapping[str, int] | None = None, skipped: list[tuple[dict[str, int], int]] | None = None
+           ) -> Found | None:
     """The first candidate among small shapes and inputs, shrunk; or ``None``.
 
     Input variants are tried in order, each on every shape from the smallest up, so that a
@@ -518,8 +541,10 @@ def search(p: Program, q: Program, outputs: list[str], free: list[str], fixed: d
     arithmetic confirms; an expensive one is probed in exact arithmetic at a few indices first
     (:func:`probes`: the cost of their cones, not of the tensors), and runs in the reference
     engine only while the search's allowance lasts.  ``deep=False`` is the quick search before
-    the proof: fewer shapes, one input each, a smaller allowance."""
-    budget = Budget()
+    the proof: fewer shapes, one input each, a smaller allowance.  Shapes whose pair of reference
+    runs would cost more than :data:`MAX_RUN_COST` are not searched (a difference there could not
+    be replayed); they are appended to ``skipped`` with their cost."""
+    budget = Budget(SEARCH_BUDGET if deep else SEARCH_BUDGET // 4)
     allowance = _Allowance(DEEP_COST if deep else SMOKE_COST)
     cases = []
     expensive = 0
@@ -531,6 +556,10 @@ def search(p: Program, q: Program, outputs: list[str], free: list[str], fixed: d
             continue
         tp, tq = typed
         cost = run_cost(tp) + run_cost(tq)
+        if cost > MAX_RUN_COST:  # a difference found there could not be replayed, so never reported
+            if skipped is not None:
+                skipped.append((params, cost))
+            continue
         if cost > CHEAP_RUN_COST:
             expensive += 1
             if expensive > 2:
@@ -540,21 +569,24 @@ def search(p: Program, q: Program, outputs: list[str], free: list[str], fixed: d
         variants = list(input_variants(shapes, rng, undef=deep and len(cases) < UNDEF_SHAPES, structured=deep))
         cases.append((params, tp, tq, variants if deep else variants[:1], cost))
     runs = 0
-    # An expensive shape is probed with every variant before the reference engine runs it at all
-    # (probes cost the cones of a few indices); then, while the allowance lasts, it runs.
-    for passes in (("cheap", "probe"), ("reference",)):
-        for v in range(max((len(c[3]) for c in cases), default=0)):
-            for params, tp, tq, variants, cost in cases:
-                mode = "both" if cost <= CHEAP_RUN_COST else "probe" if "probe" in passes else "reference"
-                if v >= len(variants) or (mode == "both" and "cheap" not in passes) or \
-                        (mode == "reference" and "reference" not in passes):
-                    continue
-                if runs >= MAX_RUNS or budget.left <= 0:
-                    return None
-                runs += 1
-                found = _try(tp, tq, params, variants[v], outputs, pad, budget, cost, allowance, mode)
-                if found is not None:
-                    return found
+    cheap = [c for c in cases if c[4] <= CHEAP_RUN_COST]
+    dear = [c for c in cases if c[4] > CHEAP_RUN_COST]
+    width = max((len(c[3]) for c in cases), default=0)
+    # cheap shapes: each variant on every shape, smallest first; then each expensive shape probed
+    # with every variant (probes cost the cones of a few indices); then, while the allowance
+    # lasts, the expensive shapes through the reference engine
+    order = [(c, v, "both") for v in range(width) for c in cheap] + \
+        [(c, v, "probe") for c in dear for v in range(width)] + \
+        [(c, v, "reference") for v in range(width) for c in dear]
+    for (params, tp, tq, variants, cost), v, mode in order:
+        if v >= len(variants):
+            continue
+        if runs >= MAX_RUNS or budget.left <= 0:
+            return None
+        runs += 1
+        found = _try(tp, tq, params, variants[v], outputs, pad, budget, cost, allowance, mode)
+        if found is not None:
+            return found
     return None
 
 
@@ -741,6 +773,7 @@ def seeded(p: Program, q: Program, outputs: list[str], hint: Hint, ks: tuple[Any
 
     rng = np.random.default_rng(SEED)
     allowance = _Allowance(DEEP_COST // 2)
+    budget = Budget(SEARCH_BUDGET // 2)
     candidates = []
     if all(v <= MAX_HINT_EXTENT for v in hint.params.values()):
         candidates.append({**scope.fixed, **hint.params})
@@ -753,6 +786,8 @@ def seeded(p: Program, q: Program, outputs: list[str], hint: Hint, ks: tuple[Any
             continue
         tp, tq = typed
         cost = run_cost(tp) + run_cost(tq)
+        if cost > MAX_RUN_COST:
+            continue
         shapes = {a.name: tuple(concrete_extent(tp, d) for d in a.shape) for a in p.inputs()}
 
         def atom(x: Any, params: dict[str, int] = params) -> int:
@@ -780,7 +815,7 @@ def seeded(p: Program, q: Program, outputs: list[str], hint: Hint, ks: tuple[Any
             for (x, idx), value in cells.items():
                 inputs[x][idx] = value
             # the probes include both output indices the hint was placed for (all ones, distinct)
-            found = _try(tp, tq, params, inputs, outputs, pad, Budget(), cost, allowance,
+            found = _try(tp, tq, params, inputs, outputs, pad, budget, cost, allowance,
                          "both" if cost <= CHEAP_RUN_COST else "probe")
             if found is not None:
                 return found
