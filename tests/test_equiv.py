@@ -930,6 +930,29 @@ def test_exact_arithmetic_on_demand_reads_only_the_cone() -> None:
     assert value == 3 and cone == {("X", (6,)), ("Z", (6,))}
 
 
+def test_a_sum_of_a_constant_summand_costs_one_evaluation() -> None:
+    """Σ_{i<=n} Σ_{j<=n} X[k] at n = 6000 is n²·X[k], read from one cell, not 36 million sums."""
+    t = check_program(ct.parse("param n\ninput alloc X : [n]\noutput alloc Y : [n]\n"
+                               "Y = red (expa n (red (expa n X)))\n", "c.teil"), {"n": 6000})
+    x = np.zeros(6000)
+    x[41] = 3.0
+    value, cone = equiv_search.exact_at(t, {"X": x}, "Y", (41,), equiv_search.Budget(100))
+    assert value == 3 * 6000 * 6000 and cone == {("X", (41,))}
+
+
+def test_a_shape_too_costly_to_replay_is_not_searched() -> None:
+    """Σ_k (Σ_m X[k]) / Z[k] against Σ_k (Σ_j X[j]) / Z[k] differ, but only at n >= 3000, where the
+    reference engine would take minutes (a sum over a sum, one scalar at a time): no counterexample
+    can be replayed, so none is reported, and the unknown says why."""
+    head = "param n\n{}input alloc X : [n]\ninput alloc Z : [n]\noutput alloc Y : []\n"
+    bodies = ("Y = red (div (red (expa n X)) Z)\n", "Y = red (div (expa n (red X)) Z)\n")
+    p, q = (ct.parse(head.format("assume n >= 3000\n") + b, f) for b, f in zip(bodies, ("p.teil", "q.teil")))
+    report = ct.equiv(p, q)
+    assert report.exit_code == 3 and "not searched at n = 3000" in report.outputs[0].reason
+    p, q = (ct.parse(head.format("") + b, f) for b, f in zip(bodies, ("p.teil", "q.teil")))
+    assert ct.equiv(p, q).exit_code == 1  # without the assumption: refuted at a small n
+
+
 def test_sums_over_every_position_of_a_rank_8_tensor_are_proved() -> None:
     report = ct.equiv(*pair("red_all_rank8"), smoke=False, search_after=False)
     assert report.ok, report.render()
