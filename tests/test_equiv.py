@@ -946,10 +946,11 @@ def test_a_shape_too_costly_to_replay_is_not_searched() -> None:
     can be replayed, so none is reported, and the unknown says why."""
     head = "param n\n{}input alloc X : [n]\ninput alloc Z : [n]\noutput alloc Y : []\n"
     bodies = ("Y = red (div (red (expa n X)) Z)\n", "Y = red (div (expa n (red X)) Z)\n")
-    p, q = (ct.parse(head.format("assume n >= 3000\n") + b, f) for b, f in zip(bodies, ("p.teil", "q.teil")))
+    files = ("p.teil", "q.teil")
+    p, q = (ct.parse(head.format("assume n >= 3000\n") + b, f) for b, f in zip(bodies, files, strict=True))
     report = ct.equiv(p, q)
     assert report.exit_code == 3 and "not searched at n = 3000" in report.outputs[0].reason
-    p, q = (ct.parse(head.format("") + b, f) for b, f in zip(bodies, ("p.teil", "q.teil")))
+    p, q = (ct.parse(head.format("") + b, f) for b, f in zip(bodies, files, strict=True))
     assert ct.equiv(p, q).exit_code == 1  # without the assumption: refuted at a small n
 
 
