@@ -940,6 +940,16 @@ def test_a_sum_of_a_constant_summand_costs_one_evaluation() -> None:
     assert value == 3 * 6000 * 6000 and cone == {("X", (41,))}
 
 
+def test_a_shared_subexpression_is_evaluated_once_per_index() -> None:
+    """Σ_i X[i] · Σ_j Z[j] at n = 3000: the inner sum is asked for once per i at the same index;
+    memoised (as the reference engine tabulates it) that is 2n summands, not n²."""
+    t = check_program(ct.parse("param n\ninput alloc X : [n]\ninput alloc Z : [n]\noutput alloc Y : []\n"
+                               "Y = red (mul X (expa n (red Z)))\n", "s.teil"), {"n": 3000})
+    value, cone = equiv_search.exact_at(t, {"X": np.ones(3000), "Z": np.full(3000, 2.0)}, "Y", (),
+                                        equiv_search.Budget(10_000))
+    assert value == 3000 * 6000 and len(cone) == 6000
+
+
 def test_a_shape_too_costly_to_replay_is_not_searched() -> None:
     """Σ_k (Σ_m X[k]) / Z[k] against Σ_k (Σ_j X[j]) / Z[k] differ, but only at n >= 3000, where the
     reference engine would take minutes (a sum over a sum, one scalar at a time): no counterexample
