@@ -20,9 +20,15 @@ section 6).  For two programs ``P`` and ``Q``:
    The value domain is SPEC.md section 4's: reals with ``•``, controlled
    division; a proof shows equality in *real* arithmetic.
 4. **Counterexamples**: where no proof is found, small shapes and integer
-   inputs (and one ``•`` at a time) are searched, decided exactly and
-   replayed through ``ct.evaluate`` of both programs (exit 1).  Neither a proof
-   nor a replayed counterexample: *unknown* (exit 3), never "equivalent".
+   inputs (and one ``•`` at a time, and signs that cancel) are searched and
+   confirmed in exact arithmetic (:mod:`core_teil.equiv_search`); a candidate
+   is reported only if :func:`replayed` shows it in ``ct.evaluate`` of both
+   programs (exit 1), and dropped otherwise.  Neither a proof nor a replayed
+   counterexample: *unknown* (exit 3), never "equivalent".
+5. **Floats**: a proof is in real arithmetic; where the two programs' float
+   operations differ (:class:`equiv_nf.FloatFormInterpretation`: reassociation,
+   distribution, the order of summation), the report says float64 results may
+   differ by rounding.
 
 With ``pad=M`` the claim is about the padded runs (report section 4) on the
 original domain: it follows from the unpadded equivalence and, for each
