@@ -363,6 +363,19 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_equiv(args: argparse.Namespace) -> int:
+    """``core-teil equiv A B [--param ...] [--pad M] [--json]`` (issue 13): the report, and its exit code."""
+    import json
+
+    from .proving.equiv import equiv
+
+    p, _ = read_program(args.a)
+    q, _ = read_program(args.b)
+    report = equiv(p, q, parse_params(args.param), args.pad)
+    print(json.dumps(report.to_json(), indent=2) if args.json else report.render())
+    return report.exit_code
+
+
 def cmd_emit_c(args: argparse.Namespace) -> int:
     """``core-teil emit-c FILE -o OUT.c`` (issue 15): OUT.c and its header OUT.h, licensed by the certificate."""
     from .native.emit_c import emit_c
@@ -442,9 +455,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pad", type=int, metavar="M", help="lay every array out padded to multiples of M")
     p.add_argument("-o", "--output", required=True, metavar="OUT.c", help="the C file (its header: OUT.h)")
     p.add_argument("--name", metavar="NAME", help="the C function's name (default teil_<file stem>)")
-    from .proving.equiv import add_command as add_equiv  # issue 13: core-teil equiv A B
-
-    add_equiv(sub, params)
+    p = sub.add_parser("equiv", help="prove two programs' outputs equal, or show where they differ",
+                       description="prove two programs' outputs equal for every shape and input (real "
+                                   "arithmetic with • and controlled division), or a replayed counterexample")
+    p.add_argument("a", metavar="A", help="a .teil program (or .onnx model)")
+    p.add_argument("b", metavar="B", help="a program with the same inputs and outputs")
+    params(p)
+    p.add_argument("--pad", type=int, metavar="M", help="compare the runs padded to multiples of M")
+    p.add_argument("--json", action="store_true", help="print the certificate as JSON")
+    p.set_defaults(func=cmd_equiv)
     p = sub.add_parser("from-einsum", help="print the TeIL program of an einsum (issue 12)",
                        description="print the TeIL program of an einsum; SHAPE is like m,k or 3,4, '-' a scalar")
     p.add_argument("subscripts", metavar="SUBSCRIPTS", help="numpy einsum subscripts, e.g. 'ij,jk->ik'")

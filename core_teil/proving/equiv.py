@@ -20,9 +20,15 @@ section 6).  For two programs ``P`` and ``Q``:
    The value domain is SPEC.md section 4's: reals with ``•``, controlled
    division; a proof shows equality in *real* arithmetic.
 4. **Counterexamples**: where no proof is found, small shapes and integer
-   inputs (and one ``•`` at a time) are searched, decided exactly and
-   replayed through ``ct.evaluate`` of both programs (exit 1).  Neither a proof
-   nor a replayed counterexample: *unknown* (exit 3), never "equivalent".
+   inputs (and one ``•`` at a time, and signs that cancel) are searched and
+   confirmed in exact arithmetic (:mod:`core_teil.proving.equiv_search`); a candidate
+   is reported only if :func:`replayed` shows it in ``ct.evaluate`` of both
+   programs (exit 1), and dropped otherwise.  Neither a proof nor a replayed
+   counterexample: *unknown* (exit 3), never "equivalent".
+5. **Floats**: a proof is in real arithmetic; where the two programs' float
+   operations differ (:class:`equiv_nf.FloatFormInterpretation`: reassociation,
+   distribution, the order of summation), the report says float64 results may
+   differ by rounding.
 
 With ``pad=M`` the claim is about the padded runs (report section 4) on the
 original domain: it follows from the unpadded equivalence and, for each
@@ -36,7 +42,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -48,15 +54,15 @@ from ..lang.printer import format_cond, format_shape
 from ..lang.shapes import ShapeSolver
 from ..lang.syntax import Assume, Decl, Dim, Param, Program, Var, walk
 from ..lang.typing import TypedProgram, check_program
-from ..semantics.eval import Sem, st_stmt
+from ..semantics.eval import Sem, eval_prog, st_stmt
 from ..semantics.inputs import check_pad, check_params
 from ..semantics.symbolic import Value
+from . import equiv_search
 from .equiv_nf import (
-    LIKE_TERMS,
-    RING,
     Canon,
     Coef,
     Definition,
+    FloatFormInterpretation,
     IVar,
     Leaf,
     NFInterpretation,
@@ -65,6 +71,7 @@ from .equiv_nf import (
     TooLarge,
     Trace,
     canon,
+    canonical_form,
     monomial,
     show_coef,
     to_z3,
@@ -103,7 +110,7 @@ class Counterexample:
         if self.params:
             lines.append("  " + ", ".join(f"{k} = {v}" for k, v in self.params.items()))
         for x, v in self.inputs.items():
-            lines.append(f"  {x} = {_show_array(v)}")
+            lines.append(f"  {x} = {_show_input(x, v)}")
         at = f"{self.output}[{', '.join(map(str, self.index))}]" if self.index else self.output
         lines.append(f"  {at} in {p}: {self.value_p}")
         lines.append(f"  {at} in {q}: {self.value_q}")
@@ -116,6 +123,28 @@ class Counterexample:
         return {"output": self.output, "index": list(self.index), "params": self.params, "inputs": self.inputs,
                 "value_p": self.value_p, "value_q": self.value_q, "exact": list(self.exact), "pad": self.pad,
                 "replayed_by": "ct.evaluate (reference engine) of both programs"}
+
+
+#: An input with more cells than this is shown as its most common value and the exceptions.
+SHOW_CELLS, SHOW_EXCEPTIONS = 24, 8
+
+
+def _show_input(x: str, v: Any) -> str:
+    """An input as a literal array, or (large shapes) ``0 everywhere except X[1, 2] = 1``."""
+    arr = np.array(v, dtype=object)
+    if arr.size <= SHOW_CELLS:
+        return _show_array(v)
+    cells = [(idx, _show_array(arr[idx])) for idx in np.ndindex(*arr.shape)]
+    counts: dict[str, int] = {}
+    for _, s in cells:
+        counts[s] = counts.get(s, 0) + 1
+    common = max(counts, key=lambda s: (counts[s], s == "0"))
+    rest = [f"{x}[{', '.join(str(i + 1) for i in idx)}] = {s}" for idx, s in cells if s != common]
+    text = f"[{', '.join(map(str, arr.shape))}] array, {common} everywhere"
+    if rest:
+        more = f" and {len(rest) - SHOW_EXCEPTIONS} more (all values: --json)" if len(rest) > SHOW_EXCEPTIONS else ""
+        text += " except " + ", ".join(rest[:SHOW_EXCEPTIONS]) + more
+    return text
 
 
 def _show_array(v: Any) -> str:
@@ -355,9 +384,10 @@ def interface(p: Program, q: Program, scope: Scope) -> None:
             same = len(a.shape) == len(b.shape) and all(
                 scope.holds(scope.term(d) == scope.term(e)) == "proved" for d, e in zip(a.shape, b.shape, strict=True))
             if not same:
+                why = (f"ranks {len(a.shape)} and {len(b.shape)}" if len(a.shape) != len(b.shape) else
+                       "which differ for some parameter values the assumptions allow")
                 raise TeilInputError(f"{kind} {a.name} is declared {format_shape(a.shape)} in {p.file} but "
-                                     f"{format_shape(b.shape)} in {q.file}, which differ for some parameter values "
-                                     f"the assumptions allow", b.span, f"equiv: same {kind}s")
+                                     f"{format_shape(b.shape)} in {q.file}, {why}", b.span, f"equiv: same {kind}s")
 
 
 # --------------------------------------------------------------------------
@@ -371,7 +401,7 @@ class Normalised:
 
     values: dict[str, Poly]
     traces: dict[str, Trace]
-    trees: dict[str, str]
+    floats: dict[str, tuple | None]  # the float operations (equiv_nf.canonical_form), None if too large
 
 
 def normalise(typed: TypedProgram, scope: Scope, k: dict[str, tuple[IVar, ...]], counter: Any) -> Normalised:
@@ -390,7 +420,7 @@ def normalise(typed: TypedProgram, scope: Scope, k: dict[str, tuple[IVar, ...]],
         stmt_traces.append(interp.trace)
     values: dict[str, Poly] = {}
     traces: dict[str, Trace] = {}
-    trees: dict[str, str] = {}
+    floats = float_forms(typed, scope)
     for a in typed.program.outputs():
         v = sem.store[a.name]
         used = dependencies(typed, a.name)
@@ -407,8 +437,29 @@ def normalise(typed: TypedProgram, scope: Scope, k: dict[str, tuple[IVar, ...]],
             assert isinstance(v, Definition)
             values[a.name] = interp.subst(v.value, dict(zip(v.k, k[a.name], strict=True)))
         traces[a.name] = t
-        trees[a.name] = tree_form(typed, used)
-    return Normalised(values, traces, trees)
+    return Normalised(values, traces, floats)
+
+
+def float_forms(typed: TypedProgram, scope: Scope) -> dict[str, tuple | None]:
+    """Each output's float operations at a symbolic index (:class:`equiv_nf.FloatFormInterpretation`),
+    canonical; ``None`` where there are too many to build."""
+    interp = FloatFormInterpretation(scope.atom)
+    inputs = {a.name for a in typed.program.inputs()}
+    store: dict[str, Any] = {a.name: "input" if a.name in inputs else "undef" for a in typed.program.allocs}
+    out: dict[str, tuple | None] = {}
+    try:
+        final = eval_prog(Sem(typed, interp, store, None))
+    except (TooLarge, RecursionError):
+        return {a.name: None for a in typed.program.outputs()}
+    for a in typed.program.outputs():
+        shape = tuple(scope.atom(d) for d in a.shape)
+        k = tuple(("k", -1 - j) for j in range(len(shape)))  # the shared output index
+        try:
+            v = interp.read(final, a.name, k, Var(a.name))
+            out[a.name] = canonical_form(v, k)
+        except (TooLarge, RecursionError):
+            out[a.name] = None
+    return out
 
 
 def dependencies(typed: TypedProgram, name: str) -> list[int]:
@@ -561,10 +612,38 @@ def _split_params(params: dict[str, int], p: Program, q: Program) -> tuple[dict[
     return pp, pq
 
 
-def _to_counterexample(f: Found) -> Counterexample:
-    inputs = {x: np.where(np.isnan(a), None, a).tolist() if a.ndim else (None if np.isnan(a) else float(a))
-              for x, a in f.inputs.items()}
-    return Counterexample(f.output, f.index, f.params, inputs, f.reference[0], f.reference[1], f.exact, f.pad)
+def _as_lists(inputs: dict[str, np.ndarray]) -> dict[str, Any]:
+    return {x: np.where(np.isnan(a), None, a).tolist() if a.ndim else (None if np.isnan(a) else float(a))
+            for x, a in inputs.items()}
+
+
+def replayed(found: Found, p: Program, q: Program) -> tuple[Counterexample | None, str]:
+    """The only way a difference is reported (issue 13, item 3): both programs run through the
+    reference engine ``ct.evaluate`` on the candidate's shapes and inputs, and their values at its
+    index must differ.  The shrunk inputs are tried first; if the engine does not show the
+    difference there (exact arithmetic did, floats need not), the inputs on which the engine
+    first showed it.  If neither replays, or a run would cost more than the search allows one
+    (:data:`equiv_search.MAX_RUN_COST`), the candidate is dropped, never reported: ``None`` and
+    why."""
+    pp = {k: v for k, v in found.params.items() if k in p.params}
+    pq = {k: v for k, v in found.params.items() if k in q.params}
+    idx = tuple(i - 1 for i in found.index)
+    cost = equiv_search.run_cost(check_program(p, pp)) + equiv_search.run_cost(check_program(q, pq))
+    if cost > equiv_search.MAX_RUN_COST:
+        at = f"{found.output}[{', '.join(map(str, found.index))}]" if found.index else found.output
+        shape = ", ".join(f"{k} = {v}" for k, v in found.params.items())
+        return None, (f"exact arithmetic shows {at} differ ({found.exact[0]} against {found.exact[1]}) at {shape}, "
+                      f"but replaying that through the reference engine would take about {cost:.0e} operations: "
+                      "not reported (never without a replay)")
+    for inputs, exact in ((found.inputs, found.exact), (found.unshrunk, found.exact_unshrunk)):
+        values = equiv_search.replay(p, q, pp, pq, inputs, found.output, idx, found.pad)
+        if values is not None:
+            return Counterexample(found.output, found.index, found.params, _as_lists(inputs), values[0], values[1],
+                                  exact, found.pad), ""
+    return None, NOT_REPLAYED
+
+
+NOT_REPLAYED = "a candidate difference did not replay in the reference engine (dropped)"
 
 
 def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int | None = None, *,
@@ -597,8 +676,10 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     # 2. a quick search for a difference first (it also guards the normaliser)
     t0 = time.perf_counter()
     found = search(p, q, outputs, scope.free, scope.fixed, scope.allowed, pad, False, scope.lows) if smoke else None
-    refuted = {found.output: result(found.output, Status.REFUTED, t0, counterexample=_to_counterexample(found))} \
-        if found is not None else {}
+    cex, why = replayed(found, p, q) if found is not None else (None, "")
+    refuted = {cex.output: result(cex.output, Status.REFUTED, t0, counterexample=cex)} if cex is not None else {}
+    if found is not None and cex is None:
+        notes.append(f"{found.output}: {why}")
 
     # 3. the proof
     padding_ok, padding_why = _padding(p, q, pp, pq, pad, rlimit)
@@ -654,23 +735,34 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     # 4. no proof: look for a counterexample
     if pending:
         t0 = time.perf_counter()
-        found = None
-        for name in pending if search_after else []:  # first where z3's model points
-            if name in hints:
-                hint, ks = hints[name]
-                found = seeded(p, q, pending, hint, ks, scope, pad)
-                if found is not None:
-                    break
-        if found is None and search_after:
-            found = search(p, q, pending, scope.free, scope.fixed, scope.allowed, pad, True, scope.lows)
-        if found is not None:
-            results = [result(r.name, Status.REFUTED, t0, counterexample=_to_counterexample(found))
-                       if r.name == found.output else r for r in results]
+        cex = None
+        dropped = ""
+        skipped: list[tuple[dict[str, int], int]] = []
+        candidates: list[Callable[[], Found | None]] = []
+        if search_after:
+            for name in pending:  # first where z3's model points
+                if name in hints:
+                    hint, ks = hints[name]
+                    candidates.append(lambda hint=hint, ks=ks: seeded(p, q, pending, hint, ks, scope, pad))
+            candidates.append(lambda: search(p, q, pending, scope.free, scope.fixed, scope.allowed, pad, True,
+                                             scope.lows, skipped))
+        for find in candidates:
+            found = find()
+            cex, why = replayed(found, p, q) if found is not None else (None, "")
+            dropped = dropped or why
+            if cex is not None:
+                break
+        if cex is not None:
+            results = [result(r.name, Status.REFUTED, t0, counterexample=cex) if r.name == cex.output else r
+                       for r in results]
         else:
-            results = [OutputResult(r.name, r.status, r.seconds, r.laws, r.normal_form_p, r.normal_form_q,
-                                    r.steps, None, r.reason + ("; no counterexample among small shapes and "
-                                                               "inputs either" if search_after else ""))
-                       if r.name in pending else r for r in results]
+            why = ("; no counterexample among small shapes and inputs either" if search_after else "") + \
+                (f"; {dropped}" if dropped else "") + \
+                ("".join(f"; not searched at {', '.join(f'{k} = {v}' for k, v in ps.items())}: replaying a difference "
+                         f"there through the reference engine would take about {c:.0e} operations"
+                         for ps, c in skipped[:1]))
+            results = [replace(r, counterexample=None, reason=r.reason + why) if r.name in pending else r
+                       for r in results]
     return _report(p, q, scope, pad, rlimit, results, start, notes)
 
 
@@ -726,10 +818,8 @@ def prove_output(name: str, at: str, np_: Normalised, nq: Normalised, names: dic
         return OutputResult(name, Status.UNKNOWN, seconds, reason=why, normal_form_p=f"{at} = {cp.show()}",
                             normal_form_q=f"{at} = {cq.show()}"), hint
     laws = _laws(trp, trq)
-    reordered = {RING, LIKE_TERMS, Z3_ALGEBRA, "Sum-Linearity", "Sum-Scalar-Left", "Sum-Scalar-Right",
-                 "Sum-Fubini", "Sum-Constant"} & set(laws)
-    same_tree = np_.trees[name] == nq.trees[name]
-    note = "" if same_tree or not reordered else (
+    fp, fq = np_.floats.get(name), nq.floats.get(name)
+    note = "" if fp is not None and fp == fq else (
         "proved in real arithmetic; the programs differ by reassociation, distribution or the order "
         "of summation, so float64 results may differ by rounding")
     proof = [f"{p.file}: {at} = {cp.show()}", f"{q.file}: {at} = {cq.show()}", method, *steps,
@@ -784,37 +874,6 @@ def _report(p: Program, q: Program, scope: Scope, pad: int | None, rlimit: int, 
 # --------------------------------------------------------------------------
 # The command line (called from cli.py)
 # --------------------------------------------------------------------------
-
-
-def command(args: Any, read_program: Callable[[str], tuple[Program, str]],
-            parse_params: Callable[[Any], dict[str, int] | None]) -> int:
-    """``core-teil equiv A B [--param ...] [--pad M] [--json]``: print the report, return its exit code."""
-    import json
-
-    p, _ = read_program(args.a)
-    q, _ = read_program(args.b)
-    report = equiv(p, q, parse_params(args.param), args.pad)
-    print(json.dumps(report.to_json(), indent=2) if args.json else report.render())
-    return report.exit_code
-
-
-def add_command(sub: Any, params: Callable[[Any], None]) -> None:
-    """Register ``equiv`` on the CLI's subparsers."""
-    ap = sub.add_parser("equiv", help="prove two programs' outputs equal, or show where they differ",
-                        description="prove two programs' outputs equal for every shape and input (real "
-                                    "arithmetic with • and controlled division), or a replayed counterexample")
-    ap.add_argument("a", metavar="A", help="a .teil program")
-    ap.add_argument("b", metavar="B", help="a .teil program with the same inputs and outputs")
-    params(ap)
-    ap.add_argument("--pad", type=int, metavar="M", help="compare the runs padded to multiples of M")
-    ap.add_argument("--json", action="store_true", help="print the certificate as JSON")
-
-    def run(args: Any) -> int:
-        from ..cli import parse_params, read_program
-
-        return command(args, read_program, parse_params)
-
-    ap.set_defaults(func=run)
 
 
 __all__ = ["Counterexample", "EquivReport", "OutputResult", "Status", "equiv"]

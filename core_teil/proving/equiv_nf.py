@@ -457,9 +457,14 @@ def canonical_term(t: Term, names: Mapping[IVar, str], depth: int = 0,
     t = _simplify(t, tr)
     if not t.red:
         return " · ".join(sorted(_factor_key(f, names, depth, tr) for f in t.factors)) or "1", t.coeff, (), t
-    groups: dict[str, list[IVar]] = {}
+    # Variables are first told apart by what does not depend on their names: the extent, and where
+    # each occurs (every factor with this variable as '@', the other summation variables as '_').
+    # Only variables alike in both are permuted, so the least key over those orders is canonical
+    # (the same for every renaming and order of the Σ) at a cost of (group size)! per group, not
+    # (number of variables)!: a sum over all 8 positions of one tensor has one order to try.
+    groups: dict[tuple[str, tuple[str, ...]], list[IVar]] = {}
     for r in t.red:
-        groups.setdefault(str(r.bound), []).append(r)
+        groups.setdefault((str(r.bound), _signature(r, t, names, depth)), []).append(r)
     order = sorted(groups)
     count = math.prod(math.factorial(len(groups[g])) for g in order)
     if count <= MAX_RENAMINGS:
@@ -492,6 +497,14 @@ def canonical_term(t: Term, names: Mapping[IVar, str], depth: int = 0,
     return best, t.coeff, best_order, t
 
 
+def _signature(r: IVar, t: Term, names: Mapping[IVar, str], depth: int) -> tuple[str, ...]:
+    """Where ``r`` occurs in ``t``, independent of the names of ``t``'s summation variables."""
+    local = dict(names)
+    local.update({v: "_" for v in t.red})
+    local[r] = "@"
+    return tuple(sorted(_factor_key(f, local, depth, None) for f in t.factors if r in factor_vars(f)))
+
+
 def canon(p: Poly, names: Mapping[IVar, str], depth: int = 0, tr: Trace | None = None) -> Canon:
     """Like terms combined (their coefficients added), in key order."""
     if p.undef:
@@ -508,6 +521,104 @@ def canon(p: Poly, names: Mapping[IVar, str], depth: int = 0, tr: Trace | None =
             acc[key] = c
             present.append(key)
     return Canon(False, tuple(sorted(acc.items())))
+
+
+# --------------------------------------------------------------------------
+# The float operations themselves (issue 13, item 4: floats are not reals)
+# --------------------------------------------------------------------------
+
+#: A float form larger than this many nodes is not built (the report then says the floats may differ).
+MAX_FORM = 50_000
+
+
+class FloatFormInterpretation:
+    """eval.py's equations once more, with values that are the float operations an engine performs
+    at one index, in order and unsimplified: reads at their resolved index maps (so ``transp``,
+    ``diag``, ``expa``, ``proj`` leave no trace), ``+ - · /``, and ``Σ_{m=1..n}`` as one node.
+    Statements are substituted at their reads (St-Seq).  Two outputs with the same form (up to the
+    names of summation variables and the order of the operands of ``+`` and ``·``, which IEEE
+    arithmetic makes commutative) perform the same float operations; different forms, where the
+    normal forms are equal, differ by reassociation, distribution or the order of summation."""
+
+    def __init__(self, extent: Callable[[Dim], Atom]) -> None:
+        self._extent = extent
+        self._ids = itertools.count()
+        self.size = 0
+
+    def _node(self, t: tuple) -> tuple:
+        self.size += 1
+        if self.size > MAX_FORM:
+            raise TooLarge(f"more than {MAX_FORM} float operations")
+        return t
+
+    def extent(self, d: Dim) -> Atom:
+        return self._extent(d)
+
+    def ceil(self, n: Atom, pad: int) -> Atom:
+        raise NotImplementedError("the float form is of the unpadded semantics")
+
+    def read(self, store: Mapping[str, Any], x: str, k: tuple, node: Var) -> tuple:
+        v = store[x]
+        index = tuple(i if isinstance(i, tuple) else ("c", i) for i in k)
+        if v == "input":
+            return self._node(("read", x, index))
+        if v == "undef":
+            return ("undef",)
+        params, value = v
+        return self._subst(value, dict(zip(params, index, strict=True)))
+
+    def _subst(self, t: tuple, mapping: dict[tuple, tuple]) -> tuple:
+        if t[0] in ("k", "s"):
+            return mapping.get(t, t)
+        if t[0] == "read":
+            return self._node(("read", t[1], tuple(self._subst(i, mapping) for i in t[2])))
+        if t[0] == "sum":
+            return self._node(("sum", t[1], t[2], self._subst(t[3], mapping)))
+        if t[0] in ("c", "undef"):
+            return t
+        return self._node((t[0], self._subst(t[1], mapping), self._subst(t[2], mapping)))
+
+    def arith(self, op: ElemOp, a: tuple, b: tuple) -> tuple:
+        return self._node((op, a, b))
+
+    def sum(self, n: Atom, body: Callable[[tuple], tuple], node: Expr) -> tuple:
+        m = ("s", next(self._ids))
+        return self._node(("sum", n, m, body(m)))
+
+    def guard(self, j: Any, d: Atom, v: tuple) -> tuple:
+        raise NotImplementedError("the float form is of the unpadded semantics")
+
+    def domain(self, bounds: tuple[Atom, ...], stmt: Stmt) -> tuple[tuple, ...]:
+        return tuple(("k", next(self._ids)) for _ in bounds)
+
+    def update(self, store: Mapping[str, Any], x: str, k: tuple, v: tuple, bounds: tuple) -> dict[str, Any]:
+        new = dict(store)
+        new[x] = (tuple(k), v)
+        return new
+
+
+def canonical_form(t: tuple, k: tuple[tuple, ...]) -> tuple:
+    """``t`` (at the output index ``k``) with summation variables named by their nesting depth
+    (de Bruijn levels: the same for every renaming) and the operands of ``add`` and ``mul`` in a
+    canonical order."""
+    names = {v: ("k", j) for j, v in enumerate(k)}
+
+    def walk(t: tuple, depth: int) -> tuple:
+        if t[0] in ("k", "s"):
+            return names.get(t, ("free",))
+        if t[0] == "read":
+            return ("read", t[1], tuple(walk(i, depth) for i in t[2]))
+        if t[0] == "sum":
+            names[t[2]] = ("s", depth)
+            return ("sum", t[1], walk(t[3], depth + 1))
+        if t[0] in ("c", "undef"):
+            return t
+        a, b = walk(t[1], depth), walk(t[2], depth)
+        if t[0] in ("add", "mul") and repr(b) < repr(a):
+            a, b = b, a
+        return (t[0], a, b)
+
+    return walk(t, 0)
 
 
 # --------------------------------------------------------------------------
@@ -649,6 +760,7 @@ __all__ = [
     "Const",
     "Definition",
     "DivF",
+    "FloatFormInterpretation",
     "IVar",
     "Leaf",
     "NFInterpretation",
@@ -658,6 +770,7 @@ __all__ = [
     "TooLarge",
     "Trace",
     "canon",
+    "canonical_form",
     "canonical_term",
     "show_coef",
     "to_z3",
