@@ -53,7 +53,7 @@ lock:
 	$(PY) -m venv build/lock-venv
 	build/lock-venv/bin/python -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
 	build/lock-venv/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
-	    --extra dev --extra bench --extra onnx --no-header pyproject.toml requirements/build.in -o $(LOCK)
+	    --extra dev --extra bench --extra onnx --extra scale --no-header pyproject.toml requirements/build.in -o $(LOCK)
 	rm -rf build/lock-venv
 
 clean:

@@ -21,14 +21,17 @@ re-derived by the solver on every run, so its counterexample comes from a fresh 
 shrunk and replayed in the reference engine as always -- a refuted kernel is one about to be
 fixed, and re-deriving costs what proving it costs).
 
-What the cache trusts: the file system.  Every entry carries a SHA-256 checksum over its
-kind, key and payload, and its payload repeats the fields of its key; an entry that is
-truncated, edited by hand, copied under another key's name or written by another format is
-ignored (and counted as ``rejected``), and the obligation is decided again.  A checksum is
-not a signature: whoever can write the directory *and* run this module's code can forge an
-entry that says ``proved``.  ``audit=True`` (``core-teil prove --cache-audit``) re-decides
-every entry that would be served and reports each one the solver disagrees with, for a
-cache shared with people or machines one does not trust.
+What the cache trusts: the holders of its key.  Every entry carries a checksum, an
+HMAC-SHA256 under a secret key over its kind, key and payload, and its payload repeats the
+fields of its key; an entry that is truncated, edited by hand, copied under another key's
+name, written by another format or checksummed with another key (or with plain SHA-256) is
+ignored (and counted as ``rejected``), and the obligation is decided again.  The key is
+``$CORE_TEIL_CACHE_KEY`` if set (give it to every machine that shares a cache with
+``--cache DIR``), else 32 random bytes made on first use in the user's config directory
+(mode 0600), outside the cache directory: whoever can write the cache but not read the key
+cannot make it say ``proved``.  Whoever holds the key can.  ``audit=True`` (``core-teil
+prove --cache-audit``) re-decides every entry that would be served and reports each one the
+solver disagrees with (and evicts it), for a cache whose writers one does not trust.
 
 Writers never lock: an entry is written to a temporary file in its directory and renamed
 over its name (``os.replace``, atomic on POSIX), so a reader sees either no entry or a
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
 import tempfile
@@ -63,6 +67,52 @@ def default_directory() -> Path:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         return Path(base) / "core-teil"
     return Path(user_cache_dir("core-teil", appauthor=False))
+
+
+def _config_directory() -> Path:
+    try:
+        from platformdirs import user_config_dir
+    except ImportError:
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        return Path(base) / "core-teil"
+    return Path(user_config_dir("core-teil", appauthor=False))
+
+
+def secret_key() -> bytes:
+    """The key of the entries' checksums (module docstring): ``$CORE_TEIL_CACHE_KEY``, or the
+    user's key file, made atomically on first use (several processes may race to make it)."""
+    given = os.environ.get("CORE_TEIL_CACHE_KEY")
+    if given:
+        return given.encode()
+    path = _config_directory() / "cache-key"
+    try:
+        return _read_key(path)
+    except OSError:
+        pass
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".cache-key.", dir=path.parent)  # mode 0600
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(os.urandom(32).hex().encode())
+        try:
+            os.link(tmp, path)  # fails if another process made it first: then theirs is the key
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+        return _read_key(path)
+    except OSError as exc:
+        from ..errors import TeilInputError
+
+        raise TeilInputError(f"{path}: cannot make the proof cache's key ({exc.strerror}); set "
+                             f"CORE_TEIL_CACHE_KEY or use --no-cache") from None
+
+
+def _read_key(path: Path) -> bytes:
+    key = path.read_bytes().strip()
+    if len(key) < 32:
+        raise OSError(f"{path}: too short to be a key")
+    return key
 
 
 def _canonical(obj: Any) -> bytes:
@@ -135,6 +185,7 @@ class ProofCache:
     def __init__(self, directory: str | Path, audit: bool = False) -> None:
         self.root = Path(directory)
         self.audit = audit
+        self.key = secret_key()
         self.stats = Stats()
         #: The key of each obligation :meth:`discharge` saw, by number, since :meth:`start_kernel`.
         self.recorded: dict[int, str] = {}
@@ -156,11 +207,13 @@ class ProofCache:
     def _path(self, kind: str, key: str) -> Path:
         return self.root / f"v{FORMAT}" / kind / key[:2] / f"{key}.json"
 
-    @staticmethod
-    def seal(kind: str, key: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def checksum(self, body: dict[str, Any]) -> str:
+        return hmac.new(self.key, _canonical(body), hashlib.sha256).hexdigest()
+
+    def seal(self, kind: str, key: str, payload: dict[str, Any]) -> dict[str, Any]:
         """An entry: its fields and the checksum over them."""
         body = {"format": FORMAT, "kind": kind, "key": key, "payload": payload}
-        return {**body, "checksum": hashlib.sha256(_canonical(body)).hexdigest()}
+        return {**body, "checksum": self.checksum(body)}
 
     def read(self, kind: str, key: str) -> dict[str, Any] | None:
         """The payload of a valid entry, or ``None`` (absent, or rejected and counted)."""
@@ -172,7 +225,7 @@ class ProofCache:
         try:
             entry = json.loads(raw)
             body = {k: entry[k] for k in ("format", "kind", "key", "payload")}
-            ok = (entry["checksum"] == hashlib.sha256(_canonical(body)).hexdigest()
+            ok = (isinstance(entry["checksum"], str) and hmac.compare_digest(entry["checksum"], self.checksum(body))
                   and body["format"] == FORMAT and body["kind"] == kind and body["key"] == key
                   and isinstance(body["payload"], dict))
         except (ValueError, KeyError, TypeError):
