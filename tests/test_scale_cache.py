@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from core_teil.lang.parser import parse
-from core_teil.proving import batch, prove as prove_module
+from core_teil.proving import batch
+from core_teil.proving import prove as prove_module
 from core_teil.proving.batch import KernelStatus
 from core_teil.proving.cache import ProofCache, prove_cached, secret_key, solver_fields
 from core_teil.proving.obligations import generate
@@ -188,7 +189,7 @@ def test_a_forgery_with_the_key_is_caught_by_the_audit(capsys, tmp_path) -> None
     assert {o.label: o.status for o in fooled.obligations}["typing-stmt1"] is Status.PROVED
     capsys.readouterr()
     code = main(["prove", str(f), "--cache", str(tmp_path / "cache"), "--cache-audit"])
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert code == 1 and "the cache says proved, the solver says refuted" in err
     assert not path.exists()  # evicted
     assert main(["prove", str(f), "--cache", str(tmp_path / "cache")]) == 1

@@ -69,7 +69,7 @@ def test_a_path_that_names_nothing_is_bad_input_naming_it(capsys, tmp_path) -> N
     (tmp_path / "empty").mkdir()
     for arg, says in ((str(tmp_path / "nope.teil"), "no such file"), (str(tmp_path / "empty"), "no .teil or .onnx"),
                       (str(tmp_path / "*.teil"), "no file matches")):
-        code, out, err = run(capsys, "prove", arg, "--jobs", "1")
+        code, _out, err = run(capsys, "prove", arg, "--jobs", "1")
         assert code == 2 and arg in err and says in err and "Traceback" not in err
     code, _, err = run(capsys, "prove", str(ROOT / "examples" / "axpy.teil"), "--jobs", "0")
     assert code == 2 and "--jobs 0" in err
