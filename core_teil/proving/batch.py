@@ -451,6 +451,7 @@ def _run_dask(address: str, todo: list[tuple[int, Task]], finish: Callable[[int,
     except ImportError:
         raise TeilInputError(f"--scheduler {address}: needs the 'distributed' package "
                              f"(pip install 'core-teil[scale]')") from None
+    _reachable(address)
     try:
         client = Client(address, timeout="20s")
     except (OSError, TimeoutError, ValueError) as exc:
@@ -467,6 +468,23 @@ def _run_dask(address: str, todo: list[tuple[int, Task]], finish: Callable[[int,
             except Exception as exc:  # the worker died or could not import core_teil
                 finish(i, KernelResult(t.path, KernelStatus.ERROR, 70, 0.0,
                                        text=f"{t.path}: the Dask worker failed: {type(exc).__name__}: {exc}"))
+
+
+def _reachable(address: str) -> None:
+    """A refused TCP connection is said at once (the client would retry until its timeout)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if "://" not in address:
+        address = "tcp://" + address
+    parts = urlsplit(address)
+    if parts.scheme not in ("tcp", "tls") or parts.hostname is None or parts.port is None:
+        return  # another transport (inproc, ucx, ws): the client decides
+    try:
+        socket.create_connection((parts.hostname, parts.port), timeout=5).close()
+    except OSError as exc:
+        raise TeilInputError(f"--scheduler {address}: cannot connect to a Dask scheduler there "
+                             f"({exc.strerror or exc})") from None
 
 
 def write_junit(path: str, summary: Summary) -> None:
