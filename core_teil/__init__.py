@@ -88,7 +88,8 @@ def from_onnx(model_or_path: Any) -> Program:
 
 
 def onnx_inputs(model_or_path: Any) -> dict[str, Any]:
-    """The values an ONNX model brings (initializers, constants) by allocation name (:mod:`core_teil.frontends.onnx`)."""
+    """The values an ONNX model brings (initializers, constants) by allocation name
+    (:mod:`core_teil.frontends.onnx`)."""
     from .frontends.onnx import onnx_inputs as _onnx_inputs
 
     return _onnx_inputs(model_or_path)
@@ -118,6 +119,6 @@ def compile(program: Program, params: dict[str, int] | None = None, pad: int | N
 
 __all__ = [
     "Program", "TeilError", "TeilInputError", "TeilResourceError", "TeilSyntaxError", "TeilTypeError",
-    "TeilUnknown", "batch_dimension", "check", "compile", "einsum", "equiv", "evaluate", "format", "from_einsum", "from_onnx", "load",
-    "lower", "onnx_inputs", "ops", "parse", "prove", "prove_library",
+    "TeilUnknown", "batch_dimension", "check", "compile", "einsum", "equiv", "evaluate", "format", "from_einsum",
+    "from_onnx", "load", "lower", "onnx_inputs", "ops", "parse", "prove", "prove_library",
 ]
