@@ -44,6 +44,8 @@ from ..errors import TeilError, TeilInputError
 SEVERITY = (70, 2, 1, 3, 0)
 SUFFIXES = (".teil", ".onnx")
 GLOB_CHARS = frozenset("*?[")
+#: At most this many kernels to prove (after the cache) are proved in this process, not a pool.
+IN_PROCESS = 3
 
 
 class KernelStatus(StrEnum):
@@ -390,18 +392,24 @@ def run(paths: Sequence[str], *, jobs: int | None = None, params: dict[str, int]
             finish(i, prove_one(t))
         where = "1 process"
     else:
-        for i, t in enumerate(tasks):  # an unchanged kernel needs no worker
-            hit = lookup(t)
-            if hit is not None:
-                finish(i, hit)
+        if cache_dir is not None and (Path(cache_dir) / "v1" / "kernels").is_dir():
+            for i, t in enumerate(tasks):  # an unchanged kernel needs no worker
+                hit = lookup(t)
+                if hit is not None:
+                    finish(i, hit)
         todo = [(i, t) for i, t in enumerate(tasks) if i not in done]
         if scheduler is not None:
             where = f"dask {scheduler}"
             _run_dask(scheduler, todo, finish)
+        elif len(todo) <= IN_PROCESS:
+            # starting the pool (a forkserver that imports core_teil, then the workers) takes
+            # about a second; a few kernels left over by the cache take less here
+            where = f"{jobs} processes ({len(todo)} kernels left after the cache: proved in this one)"
+            for i, t in todo:
+                finish(i, prove_one(t))
         else:
             where = f"{jobs} processes"
-            if todo:
-                _run_pool(min(jobs, len(todo)), todo, finish)
+            _run_pool(min(jobs, len(todo)), todo, finish)
     results = tuple(done[i] for i in range(len(tasks)))
     return Summary(results, time.perf_counter() - start, jobs, where, cache_dir, solver)
 
