@@ -172,14 +172,18 @@ def make_library(directory: Path, count: int, seed: int = 17) -> list[Path]:
 
 def prove_run(lib: Path, cache: Path, jobs: int) -> dict[str, Any]:
     env = {**os.environ, "CORE_TEIL_CACHE_KEY": "bench-scale-" + "0" * 32}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     p = subprocess.run([*CLI, "prove", str(lib), "--jobs", str(jobs), "--cache", str(cache), "--json"],
                        capture_output=True, text=True, env=env, check=False)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # the CPU time of the run and of its workers: wall / CPU says how much of the cores it got
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if p.returncode not in (0, 1, 3):
         raise SystemExit(f"prove failed ({p.returncode}): {p.stderr[-2000:]}")
     summary = json.loads(p.stdout)["summary"]
-    return {"wall_s": wall, "exit_code": p.returncode, **{k: summary[k] for k in (
+    return {"wall_s": wall, "cpu_s": cpu, "exit_code": p.returncode, **{k: summary[k] for k in (
         "kernels", "proved", "refuted", "unknown", "error", "obligations", "solver_decided", "from_cache",
         "kernels_from_cache")}}
 
@@ -196,8 +200,10 @@ def bench_prove(count: int, repeat: int) -> dict[str, Any]:
             shutil.rmtree(cache, ignore_errors=True)
             runs[f"cold_jobs{jobs}"].append(prove_run(lib, cache, jobs))
             runs[f"warm_jobs{jobs}"].append(prove_run(lib, cache, jobs))
-            print(f"  repeat {r + 1}, --jobs {jobs}: cold {runs[f'cold_jobs{jobs}'][-1]['wall_s']:.1f} s, "
-                  f"warm {runs[f'warm_jobs{jobs}'][-1]['wall_s']:.2f} s", flush=True)
+            cold, warm = runs[f"cold_jobs{jobs}"][-1], runs[f"warm_jobs{jobs}"][-1]
+            print(f"  repeat {r + 1}, --jobs {jobs}: cold {cold['wall_s']:.1f} s (CPU {cold['cpu_s']:.1f} s), "
+                  f"warm {warm['wall_s']:.2f} s (CPU {warm['cpu_s']:.2f} s); load {os.getloadavg()[0]:.1f}",
+                  flush=True)
     med = {k: statistics.median(x["wall_s"] for x in v) for k, v in runs.items()}
     out = {"kernels": runs["cold_jobs1"][0]["kernels"], "repeat": repeat, "median_wall_s": med,
            "cold_speedup_jobs2": med["cold_jobs1"] / med["cold_jobs2"],

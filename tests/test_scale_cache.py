@@ -120,7 +120,7 @@ def obligation_entry(cache: ProofCache, text: str, label: str, timeout: float | 
     """The key and path of the entry that would serve obligation ``label`` of ``text``."""
     ob = next(o for o in generate(parse(text, "t.teil")).obligations if o.label == label)
     key = cache.obligation_key(script(ob), len(ob.hypotheses), solver_fields("z3", timeout))
-    return key, cache._path("obligations", key)
+    return key, Path(cache._path("obligations", key))
 
 
 def forge(cache: ProofCache, victim: Path, victim_key: str, donor_payload: dict, how: str) -> None:
@@ -254,3 +254,16 @@ def test_a_refuted_kernel_is_rederived_with_its_counterexample(tmp_path, solver_
     again = batch.run([str(lib)], jobs=1, cache=tmp_path / "cache")
     (r,) = again.results
     assert r.status is KernelStatus.REFUTED and "Example:" in r.text and solver_calls
+
+
+def test_another_generator_misses_the_kernel_entries_but_not_the_obligations(tmp_path, monkeypatch) -> None:
+    from core_teil.proving import cache as cache_module
+
+    lib = write(tmp_path / "lib", helm=HELM_LIKE, axpy=AXPY)
+    batch.run([str(lib)], jobs=1, cache=tmp_path / "cache")
+    # an edited obligation generator: a kernel entry no longer says what the kernel's obligations are
+    monkeypatch.setattr(cache_module, "generator_fingerprint", lambda: "an edited generator")
+    again = batch.run([str(lib)], jobs=1, cache=tmp_path / "cache")
+    t = again.totals()
+    # ... so they are generated again, and each one whose script is unchanged is served by its entry
+    assert t["kernels_from_cache"] == 0 and t["solver_decided"] == 0 and t["from_cache"] == t["obligations"]

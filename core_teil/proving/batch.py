@@ -179,22 +179,31 @@ def _cache_of(task: Task) -> Any:
     return ProofCache(task.cache, audit=task.audit)
 
 
+def _source_key(task: Task, cache: Any) -> str | None:
+    """The kernel key of a ``.teil`` file by its text (read here), or ``None`` for a model."""
+    if task.path.lower().endswith(".onnx"):
+        return None
+    from ..lang.parser import read_source
+    from .cache import solver_fields
+
+    return cache.source_key(read_source(task.path), dict(task.params), task.pad,
+                            solver_fields(task.solver, task.timeout))
+
+
 def lookup(task: Task) -> KernelResult | None:
-    """The kernel's result from its cache entry (this process, no solver), or ``None``: the
-    kernel must be proved (or is bad input, which :func:`prove_one` reports)."""
+    """The kernel's result from its cache entry (this process, no solver, no parser), or ``None``:
+    the kernel must be proved (or is bad input, which :func:`prove_one` reports)."""
     cache = _cache_of(task)
     if cache is None or task.audit:
         return None
     start = time.perf_counter()
     try:
-        program, source = _read(task.path)
         from .cache import solver_fields
-        from .prove import program_hash
 
-        params = {k: v for k, v in task.params if k in program.params}
-        fields = solver_fields(task.solver, task.timeout)
-        key = cache.kernel_key(program_hash(program, source), params, task.pad, fields)
-        report = cache.lookup_kernel(key, fields, task.path, task.timeout)
+        key = _source_key(task, cache)
+        if key is None:
+            return None
+        report = cache.lookup_kernel(key, solver_fields(task.solver, task.timeout), task.path, task.timeout)
     except TeilError:
         return None
     if report is None:
@@ -205,6 +214,9 @@ def lookup(task: Task) -> KernelResult | None:
 def prove_one(task: Task) -> KernelResult:
     """Read and prove one kernel; never raises (an error is a result with its exit code)."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))  # as the CLI: deep programs are input
+    hit = lookup(task)
+    if hit is not None:
+        return hit
     start = time.perf_counter()
     source: str | None = None
     try:
@@ -221,7 +233,7 @@ def prove_one(task: Task) -> KernelResult:
                 from .cache import prove_cached
 
                 report = prove_cached(program, params or None, task.pad, cache=cache, timeout=task.timeout,
-                                      solver=task.solver, source=source)
+                                      solver=task.solver, source=source, kernel_key=_source_key(task, cache))
         return _from_report(task, report, cache, time.perf_counter() - start,
                             kernel_cached=cache is not None and cache.stats.kernel_hits > 0)
     except TeilError as err:
@@ -251,7 +263,8 @@ def _from_report(task: Task, report: Any, cache: Any, seconds: float, kernel_cac
     solved = stats.misses if stats is not None else n
     return KernelResult(task.path, status, code, seconds, report.count(Status.PROVED), report.count(Status.REFUTED),
                         report.count(Status.UNKNOWN), solved, cached, kernel_cached, report.to_json(),
-                        report.render(), tuple(stats.disagreements) if stats else (),
+                        report.render() if code else "",  # a proved kernel is shown as one line
+                        tuple(stats.disagreements) if stats else (),
                         stats.rejected if stats else 0)
 
 
@@ -404,7 +417,8 @@ def run(paths: Sequence[str], *, jobs: int | None = None, params: dict[str, int]
         elif len(todo) <= IN_PROCESS:
             # starting the pool (a forkserver that imports core_teil, then the workers) takes
             # about a second; a few kernels left over by the cache take less here
-            where = f"{jobs} processes ({len(todo)} kernels left after the cache: proved in this one)"
+            left = f"{len(todo)} kernel{'' if len(todo) == 1 else 's'}"
+            where = f"{jobs} processes ({left} left after the cache: proved in this one)"
             for i, t in todo:
                 finish(i, prove_one(t))
         else:
@@ -437,7 +451,8 @@ def _run_pool(jobs: int, todo: list[tuple[int, Task]], finish: Callable[[int, Ke
     # forkserver: a fork of a process that holds Z3, OpenMP or BLAS threads may deadlock;
     # a spawn re-imports numpy and z3 per worker.  The server imports this module once.
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([__name__])
+    # the modules every worker needs (z3, numpy, the obligation generator), imported once
+    ctx.set_forkserver_preload([__name__, f"{__package__}.prove", f"{__package__}.cache"])
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         futures = {pool.submit(prove_one, t): (i, t) for i, t in todo}
         try:

@@ -132,17 +132,24 @@ def script_body(text: str) -> str:
     return "\n".join(lines[i:])
 
 
+#: The modules of ``proving/`` that turn a program into obligations, verdicts and the report;
+#: with every module of ``lang/`` (the parser: a kernel entry may be keyed by the file's bytes)
+#: and ``semantics/``.  Not ``batch``, ``cache``, ``equiv*``: they decide no kernel's verdict.
+GENERATOR = ("obligations", "simulation", "prove", "smtlib", "report", "counterexample", "replay")
+
+
 @lru_cache(maxsize=1)
 def generator_fingerprint() -> str:
-    """SHA-256 of the source files that turn a program into obligations and verdicts.
+    """SHA-256 of the source files that turn a program's text into obligations and verdicts.
 
     A kernel entry maps a program to its obligations' verdicts; that map is this code, so the
     code is part of the key (``__version__`` is not bumped by every change)."""
     root = Path(__file__).resolve().parent.parent
+    files = [*(root / "lang").glob("*.py"), *(root / "semantics").glob("*.py"),
+             *(root / "proving" / f"{m}.py" for m in GENERATOR)]
     h = hashlib.sha256()
-    for sub in ("lang", "semantics", "proving"):
-        for f in sorted((root / sub).glob("*.py")):
-            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    for f in sorted(files):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -199,13 +206,23 @@ class ProofCache:
 
     @staticmethod
     def kernel_key(program_hash: str, params: dict[str, int], pad: int | None, solver: Solver) -> str:
+        """The key of a kernel by its canonical text (``prove.program_hash``)."""
         return _sha("kernel", FORMAT, program_hash, sorted(params.items()), pad, solver.fields(),
                     generator_fingerprint())
 
+    @staticmethod
+    def source_key(source: str, params: dict[str, int], pad: int | None, solver: Solver) -> str:
+        """The key of a ``.teil`` kernel by its file's text, so that an unchanged file is answered
+        without parsing it (half of a warm run's time); ``params`` are all those given, declared
+        or not.  The parser is part of :func:`generator_fingerprint`."""
+        return _sha("kernel-source", FORMAT, hashlib.sha256(source.encode()).hexdigest(), sorted(params.items()),
+                    pad, solver.fields(), generator_fingerprint())
+
     # -- entries ----------------------------------------------------------------
 
-    def _path(self, kind: str, key: str) -> Path:
-        return self.root / f"v{FORMAT}" / kind / key[:2] / f"{key}.json"
+    def _path(self, kind: str, key: str) -> str:
+        # strings, not pathlib: a warm run reads thousands of entries
+        return os.path.join(self.root, f"v{FORMAT}", kind, key[:2], f"{key}.json")
 
     def checksum(self, body: dict[str, Any]) -> str:
         return hmac.new(self.key, _canonical(body), hashlib.sha256).hexdigest()
@@ -217,9 +234,9 @@ class ProofCache:
 
     def read(self, kind: str, key: str) -> dict[str, Any] | None:
         """The payload of a valid entry, or ``None`` (absent, or rejected and counted)."""
-        path = self._path(kind, key)
         try:
-            raw = path.read_bytes()
+            with open(self._path(kind, key), "rb") as fh:
+                raw = fh.read()
         except OSError:
             return None
         try:
@@ -242,8 +259,8 @@ class ProofCache:
         data = _canonical(self.seal(kind, key, payload))
         tmp = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=os.path.dirname(path))
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             os.replace(tmp, path)
@@ -258,7 +275,7 @@ class ProofCache:
 
     def evict(self, kind: str, key: str) -> None:
         with contextlib.suppress(OSError):
-            self._path(kind, key).unlink()
+            os.unlink(self._path(kind, key))
 
     # -- obligations (called by prove.prove for each obligation) ------------------
 
@@ -346,16 +363,18 @@ def solver_fields(solver: str, timeout: float | None) -> Solver:
 
 def prove_cached(program: Any, params: dict[str, int] | None = None, pad: int | None = None, *,
                  cache: ProofCache, timeout: float | None = None, solver: str = "z3",
-                 smt2_dir: str | Path | None = None, source: str | None = None) -> Report:
+                 smt2_dir: str | Path | None = None, source: str | None = None,
+                 kernel_key: str | None = None) -> Report:
     """:func:`core_teil.proving.prove.prove` through ``cache``: an unchanged proved kernel is
-    served whole (its kernel entry), any other is proved with its obligations looked up one by one."""
+    served whole (its kernel entry), any other is proved with its obligations looked up one by one.
+    ``kernel_key`` replaces the key by the canonical text (``ProofCache.source_key``)."""
     from ..semantics.inputs import check_pad, check_params
     from .prove import program_hash, prove
 
     params = check_params(params, program) or {}
     pad = check_pad(pad)
     fields = solver_fields(solver, timeout)
-    key = cache.kernel_key(program_hash(program, source), params, pad, fields)
+    key = kernel_key or cache.kernel_key(program_hash(program, source), params, pad, fields)
     if smt2_dir is None and not cache.audit:  # scripts to write, or every entry to re-decide
         hit = cache.lookup_kernel(key, fields, program.file, timeout)
         if hit is not None:
