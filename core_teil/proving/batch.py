@@ -137,6 +137,7 @@ class KernelResult:
     text: str = ""  # Report.render(), or the rendered error
     disagreements: tuple[str, ...] = ()  # cache entries the solver contradicted (audit)
     rejected: int = 0  # cache entries found invalid
+    cpu_seconds: float = 0.0  # CPU time of the process that proved it, for this kernel
 
     @property
     def obligations(self) -> int:
@@ -213,6 +214,14 @@ def lookup(task: Task) -> KernelResult | None:
 
 def prove_one(task: Task) -> KernelResult:
     """Read and prove one kernel; never raises (an error is a result with its exit code)."""
+    from dataclasses import replace
+
+    cpu = time.process_time()
+    result = _prove_one(task)
+    return replace(result, cpu_seconds=time.process_time() - cpu)
+
+
+def _prove_one(task: Task) -> KernelResult:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))  # as the CLI: deep programs are input
     hit = lookup(task)
     if hit is not None:
@@ -301,7 +310,8 @@ class Summary:
                 "obligations_unknown": sum(r.unknown for r in rs),
                 "solver_decided": sum(r.solved for r in rs), "from_cache": sum(r.cached for r in rs),
                 "kernels_from_cache": sum(r.kernel_cached for r in rs),
-                "cache_entries_rejected": sum(r.rejected for r in rs)}
+                "cache_entries_rejected": sum(r.rejected for r in rs),
+                "cpu_s": round(sum(r.cpu_seconds for r in rs), 3)}
 
     def slowest(self, n: int = 5) -> list[KernelResult]:
         return sorted(self.results, key=lambda r: -r.seconds)[:n]
