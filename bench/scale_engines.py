@@ -70,10 +70,14 @@ def dask_numbers(ts: list[Any]) -> dict[str, float]:
         noop = timed(lambda: client.gather(client.map(_noop, range(1000), pure=False)))
         client.gather(client.map(prove_one, ts[:4], pure=False))  # warm the workers' imports
         prove = timed(lambda: client.gather(client.map(prove_one, ts, pure=False)), repeat=1)
+        # what `prove --scheduler` does: kernels in groups (batch._run_dask)
+        from core_teil.proving import batch
+
+        grouped = timed(lambda: batch.run([t.path for t in ts], scheduler=cluster.scheduler_address), repeat=1)
     finally:
         client.close()
         cluster.close()
-    return {"start_s": start, "noop_1000_s": noop, "prove_s": prove}
+    return {"start_s": start, "noop_1000_s": noop, "prove_s": prove, "prove_grouped_s": grouped}
 
 
 def ray_numbers(ts: list[Any]) -> dict[str, float] | None:
