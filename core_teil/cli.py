@@ -335,11 +335,14 @@ def cmd_prove(args: argparse.Namespace) -> int:
     args.file = args.paths[0]
     program, source = read_program(args.file)
     if args.cache is not None and not args.no_cache:
-        from .proving.cache import ProofCache, prove_cached
+        from .proving.cache import ProofCache, prove_cached, solver_fields
 
         cache = ProofCache(args.cache, audit=args.cache_audit)
-        report = prove_cached(program, parse_params(args.param), args.pad, cache=cache, timeout=args.timeout,
-                              solver=args.solver, smt2_dir=args.smt2_dir, source=source)
+        params = parse_params(args.param)
+        # the key a library run gives this file too (the text: a model's is its printed program)
+        key = cache.source_key(source, params or {}, args.pad, solver_fields(args.solver, args.timeout))
+        report = prove_cached(program, params, args.pad, cache=cache, timeout=args.timeout,
+                              solver=args.solver, smt2_dir=args.smt2_dir, source=source, kernel_key=key)
         for d in cache.stats.disagreements:
             print(f"cache: {d} (the entry was evicted; the solver's verdict stands)", file=sys.stderr)
     else:

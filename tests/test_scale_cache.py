@@ -267,3 +267,15 @@ def test_another_generator_misses_the_kernel_entries_but_not_the_obligations(tmp
     t = again.totals()
     # ... so they are generated again, and each one whose script is unchanged is served by its entry
     assert t["kernels_from_cache"] == 0 and t["solver_decided"] == 0 and t["from_cache"] == t["obligations"]
+
+
+def test_a_single_file_and_a_library_share_kernel_entries(capsys, tmp_path) -> None:
+    from core_teil.cli import main
+
+    lib = write(tmp_path / "lib", axpy=AXPY)
+    assert main(["prove", str(lib / "axpy.teil"), "--cache", str(tmp_path / "cache")]) == 0
+    assert "proof cache" not in capsys.readouterr().out  # proved now, not served
+    again = batch.run([str(lib)], jobs=1, cache=tmp_path / "cache")
+    assert again.totals()["kernels_from_cache"] == 1
+    assert main(["prove", str(lib / "axpy.teil"), "--cache", str(tmp_path / "cache")]) == 0
+    assert "note: every obligation was proved by an earlier run (the proof cache)" in capsys.readouterr().out

@@ -182,15 +182,18 @@ def _cache_of(task: Task) -> Any:
     return ProofCache(task.cache, audit=task.audit)
 
 
-def _source_key(task: Task, cache: Any) -> str | None:
-    """The kernel key of a ``.teil`` file by its text (read here), or ``None`` for a model."""
-    if task.path.lower().endswith(".onnx"):
-        return None
-    from ..lang.parser import read_source
+def _source_key(task: Task, cache: Any, source: str | None = None) -> str | None:
+    """The kernel key of a file by its text: a ``.teil`` file's (read here), a model's printed
+    program (``source``, once translated); ``None`` for a model not yet translated."""
+    if source is None:
+        if task.path.lower().endswith(".onnx"):
+            return None
+        from ..lang.parser import read_source
+
+        source = read_source(task.path)
     from .cache import solver_fields
 
-    return cache.source_key(read_source(task.path), dict(task.params), task.pad,
-                            solver_fields(task.solver, task.timeout))
+    return cache.source_key(source, dict(task.params), task.pad, solver_fields(task.solver, task.timeout))
 
 
 def lookup(task: Task) -> KernelResult | None:
@@ -244,7 +247,7 @@ def _prove_one(task: Task) -> KernelResult:
                 from .cache import prove_cached
 
                 report = prove_cached(program, params or None, task.pad, cache=cache, timeout=task.timeout,
-                                      solver=task.solver, source=source, kernel_key=_source_key(task, cache))
+                                      solver=task.solver, source=source, kernel_key=_source_key(task, cache, source))
         return _from_report(task, report, cache, time.perf_counter() - start,
                             kernel_cached=cache is not None and cache.stats.kernel_hits > 0)
     except TeilError as err:
@@ -404,6 +407,10 @@ def run(paths: Sequence[str], *, jobs: int | None = None, params: dict[str, int]
     files = collect(paths)
     jobs = check_jobs(jobs)
     cache_dir = str(cache) if cache is not None else None
+    if cache_dir is not None:
+        from .cache import secret_key
+
+        secret_key()  # made (or refused, exit 2) here, once, not by each worker
     tasks = [Task(f, tuple(sorted((params or {}).items())), pad, timeout, solver, cache_dir, audit) for f in files]
     done: dict[int, KernelResult] = {}
 
