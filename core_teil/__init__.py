@@ -139,6 +139,21 @@ def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | No
     return _emit_c(program, params, pad, **options)
 
 
+def batch_dimension(program: Program, params: dict[str, int] | None = None, batch: str | None = None) -> Any:
+    """The batch dimension a kernel may be split along, proved element-wise (issue 17;
+    :mod:`core_teil.native.blockwise`); ``kernel.blockwise(chunks, **inputs)`` runs on it."""
+    from .native.blockwise import batch_dimension as _batch_dimension
+
+    return _batch_dimension(program, params, batch)
+
+
+def prove_library(paths: Any, **options: Any) -> Any:
+    """``core-teil prove PATH...`` as a function: a :class:`core_teil.library.Summary` (issue 17)."""
+    from .library import run
+
+    return run([paths] if isinstance(paths, str) else list(paths), **options)
+
+
 def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:
     """The native engine: a kernel callable as ``kernel(**inputs)``."""
     from .native.engine import compile as _compile
@@ -148,7 +163,7 @@ def compile(program: Program, params: dict[str, int] | None = None, pad: int | N
 
 __all__ = [
     "CheckedProgram", "Derivations", "Program", "TeilError", "TeilInputError", "TeilResourceError",
-    "TeilSyntaxError", "TeilTypeError", "TeilUnknown", "Trace", "check", "compile", "derive", "einsum", "emit_c",
-    "equiv", "evaluate", "format", "from_einsum", "from_onnx", "load", "lower", "onnx_inputs", "ops", "parse", "prove",
-    "trace",
+    "TeilSyntaxError", "TeilTypeError", "TeilUnknown", "Trace", "batch_dimension", "check", "compile", "derive",
+    "einsum", "emit_c", "equiv", "evaluate", "format", "from_einsum", "from_onnx", "load", "lower", "onnx_inputs",
+    "ops", "parse", "prove", "prove_library", "trace",
 ]

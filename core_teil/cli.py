@@ -330,14 +330,54 @@ def cmd_fmt(args: argparse.Namespace) -> int:
 def cmd_prove(args: argparse.Namespace) -> int:
     from .proving.prove import prove
 
+    if _is_library(args):
+        return cmd_prove_library(args)
+    args.file = args.paths[0]
     program, source = read_program(args.file)
-    report = prove(program, parse_params(args.param), args.pad, timeout=args.timeout,
-                   solver=args.solver, smt2_dir=args.smt2_dir, source=source)
+    if args.cache is not None and not args.no_cache:
+        from .proving.cache import ProofCache, prove_cached, solver_fields
+
+        cache = ProofCache(args.cache, audit=args.cache_audit)
+        params = parse_params(args.param)
+        # the key a library run gives this file too (the text: a model's is its printed program)
+        key = cache.source_key(source, params or {}, args.pad, solver_fields(args.solver, args.timeout))
+        report = prove_cached(program, params, args.pad, cache=cache, timeout=args.timeout,
+                              solver=args.solver, smt2_dir=args.smt2_dir, source=source, kernel_key=key)
+        for d in cache.stats.disagreements:
+            print(f"cache: {d} (the entry was evicted; the solver's verdict stands)", file=sys.stderr)
+    else:
+        report = prove(program, parse_params(args.param), args.pad, timeout=args.timeout,
+                       solver=args.solver, smt2_dir=args.smt2_dir, source=source)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(report.render())
     return report.exit_code
+
+
+def _is_library(args: argparse.Namespace) -> bool:
+    """Several PATHs, a directory, a glob or a library flag; one FILE proves exactly as it always did."""
+    if len(args.paths) != 1 or args.jobs is not None or args.junit or args.scheduler:
+        return True
+    path = args.paths[0]
+    return os.path.isdir(path) or (any(c in path for c in "*?[") and not os.path.exists(path))
+
+
+def cmd_prove_library(args: argparse.Namespace) -> int:
+    """``core-teil prove PATH...`` (issue 17): the kernels in parallel, a line each, then the summary."""
+    from . import library as batch
+    from .proving.cache import default_directory
+
+    if args.smt2_dir:
+        raise TeilInputError("--smt2-dir: prove one FILE at a time to write its scripts")
+    cache = None if args.no_cache else (args.cache or str(default_directory()))
+    summary = batch.run(args.paths, jobs=args.jobs, params=parse_params(args.param), pad=args.pad,
+                        timeout=args.timeout, solver=args.solver, cache=cache, audit=args.cache_audit,
+                        scheduler=args.scheduler)
+    if args.junit:
+        batch.write_junit(args.junit, summary)
+    print(batch.dumps(summary) if args.json else summary.render())
+    return summary.exit_code
 
 
 def cmd_derive(args: argparse.Namespace) -> int:
@@ -420,13 +460,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("check", cmd_check, "parse and type-check; print each allocation's shape")
     params(p)
-    p = command("prove", cmd_prove, "generate and discharge every proof obligation")
+    p = sub.add_parser("prove", help="generate and discharge every proof obligation",
+                       description="generate and discharge every proof obligation; with several PATHs, "
+                       "directories or globs, prove a kernel library in parallel through the proof cache")
+    p.add_argument("paths", metavar="PATH", nargs="+",
+                   help="a .teil program or an .onnx model; or several, directories (searched for *.teil and "
+                   "*.onnx) and glob patterns")
+    p.set_defaults(func=cmd_prove)
     params(p)
     p.add_argument("--pad", type=int, metavar="M", help="also prove padding to multiples of M")
     p.add_argument("--json", action="store_true", help="print the certificate as JSON")
     p.add_argument("--smt2-dir", metavar="DIR", help="write each obligation as an SMT-LIB2 script")
     p.add_argument("--timeout", type=float, metavar="S", help="give up on an obligation after S seconds")
     p.add_argument("--solver", choices=("z3", "cvc5"), default="z3", help="the SMT solver (default z3)")
+    p.add_argument("--jobs", type=int, metavar="N", help="prove N kernels at once (default: this machine's cores)")
+    p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="prove on the Dask cluster of this scheduler")
+    p.add_argument("--cache", metavar="DIR", help="the proof cache directory (default: the user's cache "
+                   "directory for a library; a single FILE uses no cache unless given one)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the proof cache")
+    p.add_argument("--cache-audit", action="store_true",
+                   help="re-decide every cache entry that would be served; report those the solver contradicts")
     p = command("run", cmd_run, "evaluate; write the output allocations")
     params(p)
     p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")

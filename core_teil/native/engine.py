@@ -335,6 +335,17 @@ class Kernel:
         self._compiled[key] = c
         return c
 
+    def blockwise(self, chunks: int, batch: str | None = None, **inputs: Any) -> dict[str, Any]:
+        """Issue 17: the outputs as dask arrays, ``chunks`` elements of the proved batch dimension
+        at a time (:mod:`core_teil.native.blockwise`, which refuses a program without one)."""
+        from .blockwise import batch_dimension, blockwise
+
+        analyses = self.__dict__.setdefault("_batch_analyses", {})
+        if batch not in analyses:
+            with _Z3:
+                analyses[batch] = batch_dimension(self.program, self.params, batch)
+        return blockwise(self.program, self.params, self.pad, chunks, batch, analyses[batch], **inputs)
+
     @property
     def plans(self) -> list[Plan]:
         return [c.plan for c in self._compiled.values()]

@@ -118,13 +118,15 @@ def clear_scripts(directory: Path) -> None:
 
 def prove(program: Program, params: dict[str, int] | None = None, pad: int | None = None, *,
           timeout: float | None = None, solver: str = "z3", smt2_dir: str | Path | None = None,
-          source: str | None = None) -> Report:
+          source: str | None = None, cache: Any = None) -> Report:
     """Generate and discharge every obligation of ``program`` (SPEC.md section 6).
 
     ``params`` fixes some shape parameters (the others stay symbolic);
     ``pad=M`` adds the padding obligations; ``smt2_dir`` receives one
     SMT-LIB2 script per obligation; ``source`` (the program text) lets
-    counterexamples show the offending line."""
+    counterexamples show the offending line; ``cache`` (a
+    :class:`~core_teil.proving.cache.ProofCache`) serves and stores ``proved`` verdicts by
+    the obligation's script."""
     pad = check_pad(pad)
     params = check_params(params, program)
     if solver not in SOLVERS:
@@ -137,7 +139,9 @@ def prove(program: Program, params: dict[str, int] | None = None, pad: int | Non
     results = []
     vacuity: dict[tuple[int, ...], str] = {}
     ctx = z3.Context()  # one per proof: creating one per obligation doubled helm's proof time
-    exported = smt2_dir is not None or solver == "cvc5"  # printing a script costs as much as solving it
+    # printing a script costs as much as solving it; the cache's key is the script
+    exported = smt2_dir is not None or solver == "cvc5" or cache is not None
+    version = z3.get_version_string() if solver == "z3" else cvc5_version()
     if smt2_dir is not None:
         try:
             Path(smt2_dir).mkdir(parents=True, exist_ok=True)
@@ -151,12 +155,19 @@ def prove(program: Program, params: dict[str, int] | None = None, pad: int | Non
         if smt2_dir is not None and text is not None:
             path = Path(smt2_dir) / f"{number:02d}-{ob.label}.smt2"
             write(path, text)
-        result = discharge(ob, number, solver, rlimit, timeout, text, source, vacuity, ctx)
+        if cache is not None and text is not None:
+            from functools import partial
+
+            from .cache import Solver
+
+            decide_now = partial(discharge, ob, number, solver, rlimit, timeout, text, source, vacuity, ctx)
+            result = cache.discharge(ob, number, text, Solver(solver, version, rlimit), decide_now)
+        else:
+            result = discharge(ob, number, solver, rlimit, timeout, text, source, vacuity, ctx)
         results.append(_with_file(result, text, path))
     shapes = generated.typed.solver if generated.typed is not None else None
     given = dict(shapes.values) if shapes is not None else dict(params or {})
     symbolic = tuple(p for p in program.params if p not in given)
-    version = z3.get_version_string() if solver == "z3" else cvc5_version()
     from .. import __version__
 
     return Report(program.file, program_hash(program, source), given, symbolic, pad, solver, version,

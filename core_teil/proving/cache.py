@@ -1,0 +1,402 @@
+"""A proof cache on disk, keyed by what was proved (issue 17, item 2).
+
+Two kinds of entries, both content-addressed and both holding ``proved`` only:
+
+* an **obligation entry** is keyed by the SHA-256 of the obligation's exported SMT-LIB2
+  script (:func:`core_teil.proving.smtlib.script` without its comment lines, so renaming a
+  file changes nothing), the number of its hypotheses (the vacuity check decides those
+  alone), the solver's name and the version it reports at run time, the ``rlimit`` and the
+  seed.  The script is the whole question the solver is asked, so an entry is sound for any
+  program, any version of the obligation generator and any statement number that asks it:
+  a kernel that changes re-proves exactly the obligations whose text changed;
+* a **kernel entry** is keyed by the program's canonical text (``prove.program_hash``), its
+  parameters and pad, the same solver fields, and a fingerprint of the source files of the
+  generator (``lang/``, ``semantics/``, ``proving/``): it lets an unchanged kernel skip even
+  generating its obligations (which costs as much as proving the small ones), and it is
+  served only if every obligation entry it names is present, valid and ``proved``.
+
+What is never served: ``unknown`` (never stored: a later run with more rlimit may prove it,
+and an unknown must never become ``proved``) and ``refuted`` (never stored: a refutation is
+re-derived by the solver on every run, so its counterexample comes from a fresh model,
+shrunk and replayed in the reference engine as always -- a refuted kernel is one about to be
+fixed, and re-deriving costs what proving it costs).
+
+What the cache trusts: the holders of its key.  Every entry carries a checksum, an
+HMAC-SHA256 under a secret key over its kind, key and payload, and its payload repeats the
+fields of its key; an entry that is truncated, edited by hand, copied under another key's
+name, written by another format or checksummed with another key (or with plain SHA-256) is
+ignored (and counted as ``rejected``), and the obligation is decided again.  The key is
+``$CORE_TEIL_CACHE_KEY`` if set (give it to every machine that shares a cache with
+``--cache DIR``), else 32 random bytes made on first use in the user's config directory
+(mode 0600), outside the cache directory: whoever can write the cache but not read the key
+cannot make it say ``proved``.  Whoever holds the key can.  ``audit=True`` (``core-teil
+prove --cache-audit``) re-decides every entry that would be served and reports each one the
+solver disagrees with (and evicts it), for a cache whose writers one does not trust.
+
+Writers never lock: an entry is written to a temporary file in its directory and renamed
+over its name (``os.replace``, atomic on POSIX), so a reader sees either no entry or a
+complete one, and two writers of one key write the same bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .report import ObligationResult, Report, Status
+
+#: Bumped when the layout or the meaning of an entry changes: old entries are then not read.
+FORMAT = 1
+SEED = 42
+
+
+def default_directory() -> Path:
+    """``$XDG_CACHE_HOME/core-teil`` (platformdirs' user cache directory where it is installed)."""
+    try:
+        from platformdirs import user_cache_dir
+    except ImportError:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return Path(base) / "core-teil"
+    return Path(user_cache_dir("core-teil", appauthor=False))
+
+
+def _config_directory() -> Path:
+    try:
+        from platformdirs import user_config_dir
+    except ImportError:
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        return Path(base) / "core-teil"
+    return Path(user_config_dir("core-teil", appauthor=False))
+
+
+def secret_key() -> bytes:
+    """The key of the entries' checksums (module docstring): ``$CORE_TEIL_CACHE_KEY``, or the
+    user's key file, made atomically on first use (several processes may race to make it)."""
+    given = os.environ.get("CORE_TEIL_CACHE_KEY")
+    if given:
+        return given.encode()
+    path = _config_directory() / "cache-key"
+    try:
+        return _read_key(path)
+    except OSError:
+        pass
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".cache-key.", dir=path.parent)  # mode 0600
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(os.urandom(32).hex().encode())
+        try:
+            os.link(tmp, path)  # fails if another process made it first: then theirs is the key
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+        return _read_key(path)
+    except OSError as exc:
+        from ..errors import TeilInputError
+
+        raise TeilInputError(f"{path}: cannot make the proof cache's key ({exc.strerror}); set "
+                             f"CORE_TEIL_CACHE_KEY or use --no-cache") from None
+
+
+def _read_key(path: Path) -> bytes:
+    key = path.read_bytes().strip()
+    if len(key) < 32:
+        raise OSError(f"{path}: too short to be a key")
+    return key
+
+
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def _sha(*parts: Any) -> str:
+    return hashlib.sha256(_canonical(list(parts))).hexdigest()
+
+
+def script_body(text: str) -> str:
+    """The script without its leading ``;`` comment lines (file name, statement text, label)."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines) and lines[i].startswith(";"):
+        i += 1
+    return "\n".join(lines[i:])
+
+
+#: The modules of ``proving/`` that turn a program into obligations, verdicts and the report;
+#: with every module of ``lang/`` (the parser: a kernel entry may be keyed by the file's bytes)
+#: and ``semantics/``.  Not ``library``, ``cache``, ``equiv*``: they decide no kernel's verdict.
+GENERATOR = ("obligations", "simulation", "prove", "smtlib", "report", "counterexample", "replay")
+
+
+@lru_cache(maxsize=1)
+def generator_fingerprint() -> str:
+    """SHA-256 of the source files that turn a program's text into obligations and verdicts.
+
+    A kernel entry maps a program to its obligations' verdicts; that map is this code, so the
+    code is part of the key (``__version__`` is not bumped by every change)."""
+    root = Path(__file__).resolve().parent.parent
+    files = [*(root / "lang").glob("*.py"), *(root / "semantics").glob("*.py"),
+             *(root / "proving" / f"{m}.py" for m in GENERATOR)]
+    h = hashlib.sha256()
+    for f in sorted(files):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Solver:
+    """The fields of a key that say who decided and under which limits."""
+
+    name: str
+    version: str
+    rlimit: int
+    seed: int = SEED
+
+    def fields(self) -> dict[str, Any]:
+        return {"solver": self.name, "solver_version": self.version, "rlimit": self.rlimit, "seed": self.seed}
+
+
+@dataclass
+class Stats:
+    """What one run asked of the cache (mutable: counted as it goes)."""
+
+    hits: int = 0  # obligations served as proved
+    misses: int = 0  # obligations decided by the solver
+    stores: int = 0
+    rejected: int = 0  # entries found but not valid (checksum, key, format)
+    kernel_hits: int = 0
+    disagreements: list[str] = field(default_factory=list)  # audit: entries the solver contradicted
+
+    def add(self, other: Stats) -> None:
+        self.hits += other.hits
+        self.misses += other.misses
+        self.stores += other.stores
+        self.rejected += other.rejected
+        self.kernel_hits += other.kernel_hits
+        self.disagreements += other.disagreements
+
+
+class ProofCache:
+    """One cache directory (see the module docstring for what it holds and trusts)."""
+
+    def __init__(self, directory: str | Path, audit: bool = False) -> None:
+        self.root = Path(directory)
+        self.audit = audit
+        self.key = secret_key()
+        self.stats = Stats()
+        #: The key of each obligation :meth:`discharge` saw, by number, since :meth:`start_kernel`.
+        self.recorded: dict[int, str] = {}
+
+    # -- keys -----------------------------------------------------------------
+
+    @staticmethod
+    def obligation_key(text: str, hypotheses: int, solver: Solver) -> str:
+        return _sha("obligation", FORMAT, hashlib.sha256(script_body(text).encode()).hexdigest(), hypotheses,
+                    solver.fields())
+
+    @staticmethod
+    def kernel_key(program_hash: str, params: dict[str, int], pad: int | None, solver: Solver) -> str:
+        """The key of a kernel by its canonical text (``prove.program_hash``)."""
+        return _sha("kernel", FORMAT, program_hash, sorted(params.items()), pad, solver.fields(),
+                    generator_fingerprint())
+
+    @staticmethod
+    def source_key(source: str, params: dict[str, int], pad: int | None, solver: Solver) -> str:
+        """The key of a ``.teil`` kernel by its file's text, so that an unchanged file is answered
+        without parsing it (half of a warm run's time); ``params`` are all those given, declared
+        or not.  The parser is part of :func:`generator_fingerprint`."""
+        return _sha("kernel-source", FORMAT, hashlib.sha256(source.encode()).hexdigest(), sorted(params.items()),
+                    pad, solver.fields(), generator_fingerprint())
+
+    # -- entries ----------------------------------------------------------------
+
+    def _path(self, kind: str, key: str) -> str:
+        # strings, not pathlib: a warm run reads thousands of entries
+        return os.path.join(self.root, f"v{FORMAT}", kind, key[:2], f"{key}.json")
+
+    def checksum(self, body: dict[str, Any]) -> str:
+        return hmac.new(self.key, _canonical(body), hashlib.sha256).hexdigest()
+
+    def seal(self, kind: str, key: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """An entry: its fields and the checksum over them."""
+        body = {"format": FORMAT, "kind": kind, "key": key, "payload": payload}
+        return {**body, "checksum": self.checksum(body)}
+
+    def read(self, kind: str, key: str) -> dict[str, Any] | None:
+        """The payload of a valid entry, or ``None`` (absent, or rejected and counted)."""
+        try:
+            with open(self._path(kind, key), "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            return None
+        try:
+            entry = json.loads(raw)
+            body = {k: entry[k] for k in ("format", "kind", "key", "payload")}
+            ok = (isinstance(entry["checksum"], str) and hmac.compare_digest(entry["checksum"], self.checksum(body))
+                  and body["format"] == FORMAT and body["kind"] == kind and body["key"] == key
+                  and isinstance(body["payload"], dict))
+        except (ValueError, KeyError, TypeError):
+            ok = False
+        if not ok:
+            self.stats.rejected += 1
+            return None
+        return body["payload"]
+
+    def write(self, kind: str, key: str, payload: dict[str, Any]) -> None:
+        """Write an entry atomically (temporary file + ``os.replace``); a full or read-only disk
+        costs the cache, never the proof."""
+        path = self._path(kind, key)
+        data = _canonical(self.seal(kind, key, payload))
+        tmp = None
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=os.path.dirname(path))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+            tmp = None
+            self.stats.stores += 1
+        except OSError:
+            pass
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+
+    def evict(self, kind: str, key: str) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self._path(kind, key))
+
+    # -- obligations (called by prove.prove for each obligation) ------------------
+
+    def discharge(self, ob: Any, number: int, text: str, solver: Solver,
+                  decide: Callable[[], ObligationResult]) -> ObligationResult:
+        """The verdict of one obligation: ``proved`` from a valid entry, else ``decide()``
+        (and a ``proved`` verdict stored).  With ``audit`` every entry is re-decided."""
+        key = self.obligation_key(text, len(ob.hypotheses), solver)
+        self.recorded[number] = key
+        payload = self.read("obligations", key)
+        served = payload is not None and payload == self._obligation_payload(text, len(ob.hypotheses), solver,
+                                                                              payload.get("seconds", 0.0))
+        if not served and payload is not None:
+            self.stats.rejected += 1  # a valid checksum over fields that do not match its key
+        if served and not self.audit:
+            self.stats.hits += 1
+            from ..lang.printer import format_stmt
+
+            return ObligationResult(number, ob.name, ob.lemma, ob.stmt_no,
+                                    format_stmt(ob.stmt) if ob.stmt is not None else "", Status.PROVED,
+                                    0.0, label=ob.label)
+        self.stats.misses += 1
+        result = decide()
+        if served and result.status is not Status.PROVED:
+            self.stats.disagreements.append(f"{ob.label}: the cache says proved, the solver says {result.status}")
+            self.evict("obligations", key)
+        if result.status is Status.PROVED and not served:
+            self.write("obligations", key, self._obligation_payload(text, len(ob.hypotheses), solver,
+                                                                    round(result.seconds, 6)))
+        return result
+
+    @staticmethod
+    def _obligation_payload(text: str, hypotheses: int, solver: Solver, seconds: float) -> dict[str, Any]:
+        return {"status": "proved", "sha256": hashlib.sha256(script_body(text).encode()).hexdigest(),
+                "hypotheses": hypotheses, **solver.fields(), "seconds": seconds}
+
+    # -- kernels -----------------------------------------------------------------
+
+    def lookup_kernel(self, key: str, solver: Solver, file: str, timeout: float | None) -> Report | None:
+        """The report of an unchanged, proved kernel, rebuilt from its entry; ``None`` unless the
+        entry and every obligation entry it names are valid and say ``proved``."""
+        payload = self.read("kernels", key)
+        if payload is None:
+            return None
+        try:
+            cert = payload["report"]
+            keys = payload["obligations"]
+            ok = (cert["ok"] is True and payload["solver"] == solver.fields()
+                  and len(keys) == len(cert["obligations"])
+                  and all(o["status"] == "proved" for o in cert["obligations"]))
+            if ok:
+                for k in keys:
+                    if k is None:
+                        continue  # an obligation decided without a solver (none is ever proved so)
+                    p = self.read("obligations", k)
+                    if p is None or p.get("status") != "proved" or {f: p.get(f) for f in solver.fields()} \
+                            != solver.fields():
+                        ok = False
+                        break
+            report = report_from_json(cert, file, timeout) if ok else None
+        except (KeyError, TypeError, ValueError):
+            report = None
+        if report is None:
+            self.stats.rejected += 1
+            return None
+        self.stats.kernel_hits += 1
+        self.stats.hits += len(report.obligations)
+        return report
+
+    def store_kernel(self, key: str, report: Report, solver: Solver, obligation_keys: list[str | None]) -> None:
+        if report.ok:
+            self.write("kernels", key, {"report": report.to_json(), "obligations": obligation_keys,
+                                        "solver": solver.fields()})
+
+
+def solver_fields(solver: str, timeout: float | None) -> Solver:
+    """The solver, its version as it reports it now, and the rlimit of ``timeout`` (``prove``'s)."""
+    import z3
+
+    from .prove import rlimit_for
+    from .smtlib import cvc5_version
+
+    return Solver(solver, z3.get_version_string() if solver == "z3" else cvc5_version(), rlimit_for(timeout))
+
+
+def prove_cached(program: Any, params: dict[str, int] | None = None, pad: int | None = None, *,
+                 cache: ProofCache, timeout: float | None = None, solver: str = "z3",
+                 smt2_dir: str | Path | None = None, source: str | None = None,
+                 kernel_key: str | None = None) -> Report:
+    """:func:`core_teil.proving.prove.prove` through ``cache``: an unchanged proved kernel is
+    served whole (its kernel entry), any other is proved with its obligations looked up one by one.
+    ``kernel_key`` replaces the key by the canonical text (``ProofCache.source_key``)."""
+    from ..semantics.inputs import check_pad, check_params
+    from .prove import program_hash, prove
+
+    params = check_params(params, program) or {}
+    pad = check_pad(pad)
+    fields = solver_fields(solver, timeout)
+    key = kernel_key or cache.kernel_key(program_hash(program, source), params, pad, fields)
+    if smt2_dir is None and not cache.audit:  # scripts to write, or every entry to re-decide
+        hit = cache.lookup_kernel(key, fields, program.file, timeout)
+        if hit is not None:
+            return hit
+    cache.recorded = {}
+    report = prove(program, params or None, pad, timeout=timeout, solver=solver, smt2_dir=smt2_dir,
+                   source=source, cache=cache)
+    cache.store_kernel(key, report, fields, [cache.recorded.get(o.number) for o in report.obligations])
+    return report
+
+
+def report_from_json(cert: dict[str, Any], file: str, timeout: float | None) -> Report:
+    """A proved kernel's :class:`Report` from its certificate (``Report.to_json``)."""
+    obs = tuple(ObligationResult(o["number"], o["name"], o["lemma"], o["statement"], o["source"],
+                                 Status(o["status"]), float(o["seconds"]), None, o["reason"] or "",
+                                 o["sha256"] or "", None, o["label"]) for o in cert["obligations"])
+    s = cert["solver"]
+    return Report(file, cert["program_sha256"], dict(cert["params"]), tuple(cert["symbolic"]), cert["pad"],
+                  s["name"], s["version"], cert["version"], int(s["rlimit"]), timeout, obs,
+                  float(cert["seconds"]),
+                  ("every obligation was proved by an earlier run (the proof cache); times are that run's",))
+
+
+__all__ = ["FORMAT", "ProofCache", "Solver", "Stats", "default_directory", "generator_fingerprint", "prove_cached",
+           "report_from_json", "script_body", "solver_fields"]
