@@ -1,5 +1,6 @@
 """``python -m bench [kernel-name-substring ...]``: see :mod:`bench`;
-``python -m bench equiv [REPEATS] [--cli] [NAME ...]``: see :mod:`bench.equiv`."""
+``python -m bench equiv [REPEATS] [--cli] [NAME ...]``: see :mod:`bench.equiv`;
+``python -m bench einsum [REPEATS]``: see :mod:`bench.einsum`."""
 
 import sys
 
@@ -7,6 +8,11 @@ if sys.argv[1:2] == ["equiv"]:
     from bench.equiv import main as equiv_main
 
     sys.exit(equiv_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["einsum"]:
+    from bench.einsum import main as einsum_main
+
+    sys.exit(einsum_main(sys.argv[2:]))
 
 from bench import main
 
