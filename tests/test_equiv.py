@@ -1028,3 +1028,41 @@ def test_review_pairs_are_decided_as_expected(stem: str) -> None:
     for o in report.outputs:
         if o.status is Status.REFUTED:
             assert_replays(p, q, o.counterexample)
+
+
+# -- from the second independent review (mutants R29, R12, R22-R24 of equiv_nf/equiv_search) --
+
+
+def test_sums_at_different_division_depths_are_not_confused_by_the_proof_step() -> None:
+    """Σ_i (Σ_j X[j] Z[i]) / W[i] against Σ_i (Σ_j X[j] Z[j]) / W[i]: the two inner sums differ, and a
+    renaming that forgot the division depth gave both normal forms one key (review mutant R29).
+    The proof step alone must leave the pair unproved; the search then refutes it."""
+    src = ("param n\ninput alloc X : [n]\ninput alloc Z : [n]\ninput alloc W : [n]\noutput alloc Y : []\n"
+           "Y = {}\n")
+    p = ct.parse(src.format("red (div (red (prod X Z)) W)"), "p.teil")
+    q = ct.parse(src.format("red (div (expa n (red (mul X Z))) W)"), "q.teil")
+    assert ct.equiv(p, q, smoke=False, search_after=False).exit_code == 3
+    assert ct.equiv(p, q).exit_code == 1
+
+
+def test_the_exact_evaluator_agrees_with_the_reference_engine_on_sub_and_div() -> None:
+    """Exact rationals for ``sub`` (operand order) and a non-integer controlled ``div`` (review R12)."""
+    src = "param n\ninput alloc A : [n]\ninput alloc B : [n]\noutput alloc Y : [n]\nY = {}\n"
+    for body in ("sub A B", "div A B", "sub (div A B) (mul B A)"):
+        p = ct.parse(src.format(body), "p.teil")
+        typed = check_program(p, {"n": 5})
+        inputs = {"A": np.array([3.0, -1.0, 0.0, 7.0, 1.0]), "B": np.array([2.0, 4.0, 0.0, -3.0, 0.0])}
+        exact = equiv_search.run_exact(typed, inputs)["Y"]
+        as_float = np.array([math.nan if v is None else float(v) for v in exact.ravel()])
+        assert np.allclose(as_float, ct.evaluate(p, inputs, {"n": 5})["Y"], equal_nan=True), body
+
+
+def test_the_rounding_note_sees_sums_and_their_indices() -> None:
+    """Σ (S·X) against S·Σ X (distribution over a sum) and a double sum in the other order (Fubini)
+    may round differently; the float forms must keep the Σ and the read indices (review R22-R24)."""
+    p, q = pair("red_prod_scalar")
+    assert ct.equiv(p, q).outputs[0].float_note != ""
+    src = "param n\ninput alloc X : [n, n]\noutput alloc Y : []\nY = {}\n"
+    fubini = ct.equiv(ct.parse(src.format("red (red X)"), "p.teil"),
+                      ct.parse(src.format("red (red (transp 1 X))"), "q.teil"))
+    assert fubini.ok and fubini.outputs[0].float_note != ""
