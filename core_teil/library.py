@@ -551,7 +551,18 @@ def write_junit(path: str, summary: Summary) -> None:
 
 
 def dumps(summary: Summary) -> str:
-    return json.dumps(summary.to_json(), indent=2)
+    """The ``--json`` document, indented as ``json.dumps(..., indent=2)`` would be except that
+    each kernel is one compact line: a library of thousands is then written by json's C
+    encoder (the indenting one is pure Python: 0.6 s of a 1.4 s warm run) and stays grep-able."""
+    fields = []
+    for name, value in summary.to_json().items():
+        if name == "kernels":
+            lines = ",\n".join("    " + json.dumps(k) for k in value)
+            text = "[\n" + lines + "\n  ]" if value else "[]"
+        else:
+            text = json.dumps(value, indent=2).replace("\n", "\n  ")
+        fields.append(f"  {json.dumps(name)}: {text}")
+    return "{\n" + ",\n".join(fields) + "\n}"
 
 
 __all__ = ["KernelResult", "KernelStatus", "Summary", "Task", "collect", "prove_one", "run", "worst"]

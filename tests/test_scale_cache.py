@@ -18,7 +18,7 @@ from core_teil import library as batch
 from core_teil.lang.parser import parse
 from core_teil.library import KernelStatus
 from core_teil.proving import prove as prove_module
-from core_teil.proving.cache import ProofCache, prove_cached, secret_key, solver_fields
+from core_teil.proving.cache import ProofCache, _canonical, prove_cached, secret_key, solver_fields
 from core_teil.proving.obligations import generate
 from core_teil.proving.report import Status
 from core_teil.proving.smtlib import script
@@ -123,8 +123,11 @@ def obligation_entry(cache: ProofCache, text: str, label: str, timeout: float | 
     return key, Path(cache._path("obligations", key))
 
 
-def forge(cache: ProofCache, victim: Path, victim_key: str, donor_payload: dict, how: str) -> None:
-    """An entry saying ``proved`` for the victim obligation, made as a poisoner would."""
+def forge(cache: ProofCache, victim: Path, victim_key: str, donor_payload: dict, how: str,
+          layout: str = "json") -> None:
+    """An entry saying ``proved`` for the victim obligation, made as a poisoner would; ``layout``
+    ``canonical`` writes it byte for byte as ``ProofCache.write`` does (its checksum first), so
+    that the reader's check on the bytes is the one that must refuse it."""
     body = {"format": 1, "kind": "obligations", "key": victim_key, "payload": donor_payload}
     if how == "edited":  # a valid entry of another obligation, renamed and its key edited
         entry = {**body, "checksum": "0" * 64}
@@ -136,7 +139,7 @@ def forge(cache: ProofCache, victim: Path, victim_key: str, donor_payload: dict,
     else:  # sealed with the right key: only the audit can catch it
         entry = cache.seal("obligations", victim_key, donor_payload)
     victim.parent.mkdir(parents=True, exist_ok=True)
-    victim.write_text(json.dumps(entry))
+    victim.write_bytes(_canonical(entry) if layout == "canonical" else json.dumps(entry).encode())
 
 
 def donor_payload(cache: ProofCache, victim_text: str, timeout: float | None = None) -> dict:
@@ -146,11 +149,12 @@ def donor_payload(cache: ProofCache, victim_text: str, timeout: float | None = N
     return json.loads(any_entry.read_text())["payload"]
 
 
+@pytest.mark.parametrize("layout", ["json", "canonical"])
 @pytest.mark.parametrize("how", ["edited", "sha256"])
-def test_a_poisoned_entry_never_turns_a_refutation_into_proved(tmp_path, how) -> None:
+def test_a_poisoned_entry_never_turns_a_refutation_into_proved(tmp_path, how, layout) -> None:
     cache = ProofCache(tmp_path / "cache")
     key, path = obligation_entry(cache, BAD, "typing-stmt1")
-    forge(cache, path, key, donor_payload(cache, BAD), how)
+    forge(cache, path, key, donor_payload(cache, BAD), how, layout)
     report = prove_cached(parse(BAD, "bad.teil"), cache=(c := ProofCache(tmp_path / "cache")), source=BAD)
     assert {o.label: o.status for o in report.obligations}["typing-stmt1"] is Status.REFUTED
     assert c.stats.rejected >= 1 and report.exit_code == 1
@@ -193,6 +197,26 @@ def test_a_forgery_with_the_key_is_caught_by_the_audit(capsys, tmp_path) -> None
     assert code == 1 and "the cache says proved, the solver says refuted" in err
     assert not path.exists()  # evicted
     assert main(["prove", str(f), "--cache", str(tmp_path / "cache")]) == 1
+
+
+def test_an_entry_as_written_is_checked_on_its_bytes_and_one_flipped_byte_rejects_it(tmp_path, monkeypatch) -> None:
+    cache = ProofCache(tmp_path / "cache")
+    payload = {"status": "proved", "note": "x" * 40}
+    cache.write("obligations", "ab" * 32, payload)
+    path = Path(cache._path("obligations", "ab" * 32))
+    raw = path.read_bytes()
+    with monkeypatch.context() as m:  # served without re-encoding the body
+        m.setattr(ProofCache, "checksum", lambda self, body: pytest.fail("re-encoded"))
+        assert ProofCache(tmp_path / "cache").read("obligations", "ab" * 32) == payload
+    for at in (raw.index(b"xxx"), raw.index(b'"key"') + 8, len(b'{"checksum":"') + 3):
+        flipped = bytearray(raw)
+        flipped[at] = ord("y") if flipped[at] != ord("y") else ord("z")
+        path.write_bytes(bytes(flipped))
+        again = ProofCache(tmp_path / "cache")
+        assert again.read("obligations", "ab" * 32) is None and again.stats.rejected == 1, at
+    # an extra field, even signed, is not an entry as written
+    path.write_bytes(_canonical({**json.loads(raw), "status": "proved"}))
+    assert ProofCache(tmp_path / "cache").read("obligations", "ab" * 32) is None
 
 
 def test_a_corrupted_entry_is_ignored_and_rewritten(tmp_path) -> None:

@@ -138,6 +138,22 @@ def test_json_has_a_certificate_per_kernel_and_the_summary(capsys, tmp_path) -> 
     assert s["solver_decided"] == s["obligations"] and s["from_cache"] == 0
 
 
+def test_json_is_the_summary_document_one_kernel_per_line(capsys, tmp_path, monkeypatch) -> None:
+    """``--json`` is ``Summary.to_json()`` exactly (same fields, same order), each kernel on one line."""
+    lib = kernels(tmp_path, axpy=AXPY, bad=BAD, broken=UNPARSABLE)
+    seen: list[batch.Summary] = []
+    real = batch.Summary.to_json
+    monkeypatch.setattr(batch.Summary, "to_json", lambda self: seen.append(self) or real(self))
+    code, out, _ = run(capsys, "prove", str(lib), "--jobs", "1", "--no-cache", "--json")
+    assert code == 2 and len(seen) == 1
+    doc = real(seen[0])
+    assert json.loads(out) == doc and list(json.loads(out)) == list(doc)
+    lines = out.splitlines()
+    start = lines.index('  "kernels": [')
+    assert [json.loads(line.strip().rstrip(",")) for line in lines[start + 1:start + 4]] == doc["kernels"]
+    assert lines[start + 4] == "  ],"
+
+
 def test_junit_has_a_suite_per_kernel_and_a_failure_per_refuted_obligation(capsys, tmp_path) -> None:
     lib = kernels(tmp_path, axpy=AXPY, bad=BAD, broken=UNPARSABLE)
     xml = tmp_path / "prove.xml"
