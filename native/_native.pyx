@@ -12,6 +12,7 @@ temporaries that the planner fused into the batch loop.  Only
 cimport numpy as cnp
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int32_t, int64_t, intptr_t
+from libc.math cimport fabs
 from libc.stdlib cimport free, malloc
 
 cnp.import_array()
@@ -107,6 +108,38 @@ def same_arrays(values, tuple shapes) -> bool:
                 return False
         k += 1
     return k == n
+
+
+def largest_abs(cnp.ndarray a) -> float:
+    """``max |v|`` over the values of a C-contiguous float64 array that are not NaN, 0 when
+    there are none (``engine.largest_size``, the overflow guard's measure of an input; one
+    pass, no temporary: numpy's ``abs().max()`` cost 8 us on 64 elements)."""
+    if cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(a):
+        raise ValueError("largest_abs needs a C-contiguous float64 array")
+    cdef const double *p = <const double *> cnp.PyArray_DATA(a)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(a), i
+    cdef double m = 0.0, v
+    cdef double m1 = 0.0, m2 = 0.0, m3 = 0.0, w, x, y
+    with nogil:
+        # four independent maxima, branch-free (a comparison with NaN is false, so NaN is skipped)
+        i = 0
+        while i + 4 <= n:
+            v = fabs(p[i])
+            w = fabs(p[i + 1])
+            x = fabs(p[i + 2])
+            y = fabs(p[i + 3])
+            m = v if v > m else m
+            m1 = w if w > m1 else m1
+            m2 = x if x > m2 else m2
+            m3 = y if y > m3 else m3
+            i += 4
+        while i < n:
+            v = fabs(p[i])
+            m = v if v > m else m
+            i += 1
+    m = m1 if m1 > m else m
+    m = m2 if m2 > m else m
+    return m3 if m3 > m else m
 
 
 def run(const int64_t[:, ::1] ops_i, const double[::1] ops_f, const int64_t[:, ::1] slots_i,

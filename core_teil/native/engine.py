@@ -44,10 +44,12 @@ from ..semantics.eval import ArrayInterpretation, evaluate, padding_agrees
 from ..semantics.inputs import check_dtype, check_pad, check_params, run_params, validate_inputs
 from . import _native
 from .planner import (
+    OVERFLOW_BOUND,
     Buffer,
     Call,
     Definition,
     Label,
+    Leaf,
     Operand,
     Plan,
     Step,
@@ -175,7 +177,7 @@ class Gemm:
                     i[0].bound if i else 1)
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: a thread's slot table is kept under its call
 class CompiledCall:
     call: Call
     ops_i: np.ndarray
@@ -193,6 +195,7 @@ class Compiled:
     guarded: tuple[bool, ...] = ()  # per statement plan: its reordering needs the overflow guard
     outputs: tuple[tuple[str, tuple[slice, ...]], ...] = ()  # each output and its declared region
     direct: Direct | None = None
+    fast: Fast | None = None
 
 
 @dataclass(frozen=True)
@@ -223,6 +226,72 @@ def _direct(p: Plan, calls: list[list[CompiledCall]], outputs: tuple[tuple[str, 
     if not all(isinstance(x, Buffer) and x.kind == "initial" for x in (a, b)):
         return None
     return Direct(name, target.shape, a.name, b.name, cc.gemm)
+
+
+@dataclass(frozen=True)
+class Fast:
+    """What a repeated call of an unpadded plan of fused ops needs, worked out once (issue 15:
+    an 8x8 matmul cost 45 us a call against numpy.einsum's 6.5, most of it rebuilding the slot
+    tables and walking the overflow guard's polynomials).
+
+    ``guards``: per guarded statement, its :func:`planner.bound` as terms ``(scale, inputs)``,
+    ``scale = max(1, |coeff|) · Π_red n``, each factor a read of a supplied input (the only
+    shape taken here: any other statement keeps the general path).  ``steps``: per call, the
+    slot rows that hold a buffer's address, with that buffer; the other rows (temporaries,
+    strides, scratch offsets) are the same on every call of one thread and are kept in its
+    pool.  ``inputs``: the initial buffers the plan reads, each of which must be supplied."""
+
+    guards: tuple[tuple[tuple[float, tuple[str, ...]], ...], ...]
+    #: per statement: the buffer it writes, per call (call, its buffer rows, threads), and the
+    #: buffers no later statement reads (released, as :meth:`Kernel._run` does)
+    steps: tuple[tuple[Buffer, tuple[tuple[CompiledCall, tuple[tuple[int, Buffer], ...], int], ...],
+                       tuple[Buffer, ...]], ...]
+    outputs: tuple[tuple[str, Buffer, tuple[slice, ...]], ...]
+    inputs: frozenset[str]
+
+
+def _fast(p: Plan, calls: list[list[CompiledCall]], guarded: tuple[bool, ...],
+          outputs: tuple[tuple[str, tuple[slice, ...]], ...], pad: int | None) -> Fast | None:
+    if pad is not None:
+        return None
+    guards = []
+    for sp, g in zip(p.stmts, guarded, strict=True):
+        if not g:
+            continue
+        terms = []
+        for t in sp.nf.poly.terms:
+            if not all(isinstance(f, Leaf) and f.buf.kind == "initial" for f in t.factors):
+                return None
+            scale = max(1.0, abs(t.coeff)) * math.prod(r.bound for r in t.red)
+            terms.append((scale, tuple(f.buf.name for f in t.factors)))
+        guards.append(tuple(terms))
+    steps, inputs = [], set()
+    for sp, stmt_calls, last in zip(p.stmts, calls, _last_uses(p), strict=True):
+        mine = []
+        for cc in stmt_calls:
+            if cc.call.blas is not None:
+                return None
+            rows = []
+            for q, d in enumerate(cc.call.ops):
+                for r, o in enumerate(d.operands):
+                    if isinstance(o.store, Buffer):
+                        if o.store.kind == "mask":
+                            return None
+                        if o.store.kind == "initial":
+                            inputs.add(o.store.name)
+                        rows.append((3 * q + r, o.store))
+            mine.append((cc, tuple(rows), threads_for(cc.call.nbatch * cc.work)))
+        assert sp.nf.target is not None
+        steps.append((sp.nf.target, tuple(mine), tuple(last)))
+    finals = []
+    for name, region in outputs:
+        v = p.final[name]
+        if not isinstance(v, Buffer) or v.kind == "mask":
+            return None
+        if v.kind == "initial":
+            inputs.add(v.name)
+        finals.append((name, v, region))
+    return Fast(tuple(guards), tuple(steps), tuple(finals), frozenset(inputs))
 
 
 def _compile_calls(p: Plan) -> list[list[CompiledCall]]:
@@ -330,8 +399,10 @@ class Kernel:
         regions = tuple((a.name, tuple(slice(0, interp.extent(d)) for d in a.shape))
                         for a in typed.program.outputs())
         calls = _compile_calls(p)
-        c = Compiled(typed, p, calls, _last_uses(p), tuple(reorder_sensitive(sp.nf.poly) for sp in p.stmts),
-                     regions, _direct(p, calls, regions, self.pad))
+        guarded = tuple(reorder_sensitive(sp.nf.poly) for sp in p.stmts)
+        direct = _direct(p, calls, regions, self.pad)
+        c = Compiled(typed, p, calls, _last_uses(p), guarded, regions, direct,
+                     None if direct is not None else _fast(p, calls, guarded, regions, self.pad))
         self._compiled[key] = c
         return c
 
@@ -403,6 +474,9 @@ class Kernel:
                     out = result_empty(d.shape)
                 gemm(d.gemm, arrays[d.a], arrays[d.b], out)
                 return {d.output: out}
+            f = c.fast
+            if f is not None and f.inputs.issubset(arrays):
+                return self._run_fast(c, f, arrays, targets)
             outputs = self._run(c, arrays, targets)
         except _Reordered:
             # ±inf, or values so large that the plan's order of sums and products may
@@ -470,6 +544,42 @@ class Kernel:
         :class:`_Reordered` (the equations decide)."""
         if c.guarded[s] and not reorder_safe(c.plan.stmts[s].nf.poly, sizes):
             raise _Reordered
+
+    def _run_fast(self, c: Compiled, f: Fast, arrays: dict[str, np.ndarray],
+                  targets: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """:meth:`_run` for a plan with a :class:`Fast` (same guard, same calls, same results)."""
+        largest: dict[str, float] = {}
+        for terms in f.guards:
+            total = 0.0
+            for scale, names in terms:
+                for n in names:
+                    m = largest.get(n)
+                    if m is None:
+                        m = largest[n] = largest_size(arrays[n])
+                    scale *= max(1.0, m)
+                total += scale
+            if not total <= OVERFLOW_BOUND:
+                raise _Reordered
+        into = {c.plan.final[name]: arr for name, arr in targets.items()} if targets else None
+        store: dict[Buffer, np.ndarray] = {}
+        pool = self._thread_pool("temps")
+        for target, calls, last in f.steps:
+            arr = into.get(target) if into else None
+            store[target] = arr if arr is not None else result_empty(target.shape)
+            for cc, rows, nt in calls:
+                slots = pool.get(cc)
+                if slots is None:  # this thread's first call: its temporaries and fixed rows
+                    for t in cc.call.temps:
+                        if pool.get(t) is None:
+                            pool[t] = aligned_empty(t.shape)
+                    slots = pool[cc] = _slot_table(cc, pool, None)
+                for row, buf in rows:
+                    slots[row, 0] = _native.address(arrays[buf.name] if buf.kind == "initial" else store[buf])
+                _native.run(cc.ops_i, cc.ops_f, slots, cc.call.nbatch, cc.call.scratch, nt)
+            for b in last:
+                store.pop(b, None)
+        return {name: np.array(arrays[buf.name][region], dtype=np.float64) if buf.kind == "initial" else store[buf]
+                for name, buf, region in f.outputs}
 
     def _run(self, c: Compiled, arrays: dict[str, np.ndarray],
              targets: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
@@ -599,6 +709,8 @@ def largest_size(arr: np.ndarray | None) -> float:
     """``max |v|`` over the values that are not NaN (0 when there are none)."""
     if arr is None or arr.size == 0:
         return 0.0
+    if arr.dtype == np.float64 and arr.flags.c_contiguous:
+        return _native.largest_abs(arr)
     if arr.size <= SMALL_SIZE:
         m = float(np.abs(arr).max())
         if not math.isnan(m):
@@ -616,14 +728,26 @@ def least_size(arr: np.ndarray | None) -> float:
     return float(mags.min()) if mags.size else math.inf
 
 
-def _address(o: Operand, store: Mapping[Buffer, np.ndarray], temps: Mapping[Temp, np.ndarray],
-             array_of: Any) -> tuple[int, int]:
+def _address(o: Operand, temps: Mapping[Temp, np.ndarray], array_of: Any) -> tuple[int, int]:
+    """An operand's address and scratch offset; a buffer's address is 0 without ``array_of``
+    (:meth:`Kernel._run_fast` writes those on every call)."""
     s = o.store
     if isinstance(s, Temp):
         if s.scratch:
             return 0, s.offset
         return _native.address(temps[s]), 0
-    return _native.address(array_of(s)), 0
+    return (0 if array_of is None else _native.address(array_of(s))), 0
+
+
+def _slot_table(cc: CompiledCall, temps: Mapping[Temp, np.ndarray], array_of: Any) -> np.ndarray:
+    """The ``slots`` of :func:`_native.run`: per operand its address, batch stride and scratch offset."""
+    call = cc.call
+    slots = np.zeros((3 * len(call.ops), 3), dtype=np.int64)
+    for q, d in enumerate(call.ops):
+        for r, o in enumerate(d.operands):
+            addr, soff = _address(o, temps, array_of)
+            slots[3 * q + r] = (addr, 0 if is_scratch(o) else d.batch_strides[r], soff)
+    return slots
 
 
 def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp, np.ndarray],
@@ -643,11 +767,7 @@ def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp
     if call.blas is not None and not call.ops:
         run_blas(cc, temps, array_of)
         return
-    slots = np.zeros((3 * len(call.ops), 3), dtype=np.int64)
-    for q, d in enumerate(call.ops):
-        for r, o in enumerate(d.operands):
-            addr, soff = _address(o, store, temps, array_of)
-            slots[3 * q + r] = (addr, 0 if is_scratch(o) else d.batch_strides[r], soff)
+    slots = _slot_table(cc, temps, array_of)
     if call.blas is None:
         _native.run(cc.ops_i, cc.ops_f, slots, call.nbatch, call.scratch, threads_for(call.nbatch * cc.work))
         return

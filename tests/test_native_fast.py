@@ -1,0 +1,179 @@
+"""The native engine's path for repeated calls (issue 15, "repeated small calls").
+
+``Kernel._run_fast`` runs an unpadded plan of fused ops with what ``_run`` works out on every
+call (slot tables, the overflow guard's polynomial) worked out once.  It must be the general
+path in all but cost: the same guard, the caller's current arrays (not the last call's), this
+thread's temporaries, the same results bit for bit.  ``_native.largest_abs`` is the guard's
+measure of an input: ``max |v|`` over the values that are not NaN.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import core_teil as ct
+from core_teil.lang.typing import check_program
+from core_teil.native import _native
+from core_teil.native import engine as native
+from core_teil.semantics.eval import evaluate
+from tests.test_native import agree
+
+FLOATS = st.floats(allow_nan=True, allow_infinity=True, width=64)
+
+
+def _reference_largest(a: np.ndarray) -> float:
+    mags = np.abs(a[~np.isnan(a)])
+    return float(mags.max()) if mags.size else 0.0
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=9), elements=FLOATS))
+def test_largest_abs_is_the_largest_magnitude_that_is_not_nan(a):
+    assert _native.largest_abs(a) == _reference_largest(a)
+    assert native.largest_size(a) == _reference_largest(a)
+
+
+def test_largest_abs_refuses_what_it_cannot_read():
+    with pytest.raises(ValueError, match="C-contiguous float64"):
+        _native.largest_abs(np.ones((3, 4))[:, 1])
+    with pytest.raises(ValueError, match="C-contiguous float64"):
+        _native.largest_abs(np.ones(3, dtype=np.float32))
+    # the engine measures a strided view by numpy instead
+    v = np.arange(-6.0, 6.0).reshape(3, 4)[:, 1]
+    assert native.largest_size(v) == _reference_largest(v) == 5.0
+
+
+def _compiled(k: native.Kernel) -> native.Compiled:
+    (c,) = k._compiled.values()
+    return c
+
+
+def _general(k: native.Kernel, mp: pytest.MonkeyPatch) -> None:
+    for c in k._compiled.values():
+        mp.setattr(c, "fast", None)
+
+
+def _inputs(program: ct.Program, params: dict[str, int], seed: int) -> dict[str, np.ndarray]:
+    from core_teil.semantics.eval import ArrayInterpretation
+
+    typed = check_program(program, params)
+    interp = ArrayInterpretation(typed)
+    rng = np.random.default_rng(seed)
+    return {a.name: rng.standard_normal(tuple(interp.extent(d) for d in a.shape))
+            for a in program.inputs()}
+
+
+def _example_kernels() -> list[tuple[str, ct.Program, dict[str, int]]]:
+    from tests.test_examples import EXPECTED, GOOD
+
+    out = []
+    for path in GOOD:
+        program = ct.load(path)
+        params = dict.fromkeys(program.params, 3) | dict(EXPECTED[path.stem].params or {})
+        params = {p: min(int(v), 6) for p, v in params.items() if p in program.params}
+        out.append((path.stem, program, params))
+    return out
+
+
+@pytest.mark.parametrize("name,program,params", _example_kernels(), ids=lambda x: x if isinstance(x, str) else "")
+def test_the_fast_path_computes_what_the_general_path_computes(name, program, params):
+    k = native.compile(program, params)
+    c = _compiled(k)
+    runs = [_inputs(program, params, seed) for seed in (1, 2)]
+    fast = [k(**x) for x in runs]
+    with pytest.MonkeyPatch.context() as mp:
+        _general(k, mp)
+        slow = [k(**x) for x in runs]
+    for f, s in zip(fast, slow, strict=True):
+        assert set(f) == set(s)
+        for out in f:
+            np.testing.assert_array_equal(f[out], s[out], err_msg=f"{name}: {out}")
+    if c.fast is not None:  # the second call ran with the first call's slot table and other arrays
+        agree(fast[1], evaluate(program, runs[1], params))
+
+
+def test_the_small_kernels_of_the_issue_take_the_fast_path():
+    mm = native.compile(ct.load("examples/matmul.teil"), {"l": 8, "m": 8, "n": 8})
+    interp = native.compile(ct.load("examples/interp.teil"), {"E": 16, "m": 4, "n": 4})
+    assert _compiled(mm).fast is not None and _compiled(interp).fast is not None
+
+
+def test_each_call_reads_its_own_arrays_and_writes_fresh_results():
+    program = ct.load("examples/matmul.teil")
+    k = native.compile(program, {"l": 3, "m": 4, "n": 5})
+    assert _compiled(k).fast is not None
+    rng = np.random.default_rng(0)
+    calls = [(rng.standard_normal((3, 4)), rng.standard_normal((4, 5))) for _ in range(4)]
+    results = [k(A=a, B=b)["C"] for a, b in calls]
+    for (a, b), got in zip(calls, results, strict=True):
+        np.testing.assert_allclose(got, a @ b, rtol=1e-12)
+    assert len({id(r) for r in results}) == 4 and not any(np.shares_memory(results[0], r) for r in results[1:])
+
+
+def test_the_guard_still_hands_overflowing_values_to_the_equations(monkeypatch):
+    # x · Σ_m y(m) in the plan, Σ_m x · y(m) in the equations: for x = inf they differ
+    prog = ct.parse("lang full\ninput alloc A : [1]\ninput alloc B : [2]\noutput alloc O : [1]\n"
+                    "O = red 2 (prod A B)\n")
+    k = native.compile(prog)
+    assert _compiled(k).fast is not None and _compiled(k).fast.guards
+    inputs = {"A": np.array([np.inf]), "B": np.array([1.0, -2.0])}
+    asked = []
+    real = native.evaluate
+    monkeypatch.setattr(native, "evaluate", lambda *a, **kw: asked.append(1) or real(*a, **kw))
+    got = k(**inputs)
+    assert asked and np.isnan(got["O"]).all()
+    # finite values, but a bound past the overflow limit: the equations decide too
+    asked.clear()
+    big = {"A": np.array([1e200]), "B": np.array([1e200, 1.0])}
+    agree(k(**big), evaluate(prog, big))
+    assert asked
+    # the bound counts the summands: |A| · |B| = 3e307 is below the limit (max / 4), 2 of them are not
+    asked.clear()
+    k(A=np.array([1e154]), B=np.array([3e153, 1.0]))
+    assert asked
+    # a factor below 1 may be left out of a partial product: it counts as 1 (planner.bound)
+    asked.clear()
+    k(A=np.array([0.1]), B=np.array([1e308, 1.0]))
+    assert asked
+    asked.clear()
+    k(A=np.array([1e154]), B=np.array([1e153, 1.0]))
+    k(A=np.array([2.0]), B=np.array([3.0, 4.0]))
+    assert not asked
+
+
+def test_out_arrays_are_written_in_place_on_the_fast_path():
+    k = native.compile(ct.load("examples/matmul.teil"), {"l": 8, "m": 8, "n": 8})
+    a, b = np.ones((8, 8)), np.full((8, 8), 2.0)
+    out = {"C": np.empty((8, 8))}
+    got = k(out=out, A=a, B=b)
+    assert got["C"] is out["C"] and (out["C"] == 16.0).all()
+
+
+def test_threads_each_use_their_own_slot_tables():
+    program = ct.load("examples/interp.teil")
+    params = {"E": 64, "m": 4, "n": 4}
+    k = native.compile(program, params)
+    assert _compiled(k).fast is not None
+    runs = [_inputs(program, params, seed) for seed in range(8)]
+    want = [evaluate(program, x, params) for x in runs]
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            for _ in range(20):
+                agree(k(**runs[i]), want[i])
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
