@@ -177,3 +177,53 @@ def test_threads_each_use_their_own_slot_tables():
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_a_padded_run_within_the_bound_scans_nothing_after_it(monkeypatch):
+    """Issue 15, "padding that pays": Theorem 3 licenses a padded run whose values cannot
+    overflow; the post-run comparison with the unpadded semantics is for those that can."""
+    program = ct.load("examples/interp.teil")
+    params = {"E": 4, "m": 5, "n": 6}
+    k = native.compile(program, params, 4)
+    checked, asked = [], []
+    real, reference = native.padding_agrees, native.evaluate
+    monkeypatch.setattr(native, "padding_agrees", lambda *a: checked.append(1) or real(*a))
+    # a plan whose reordering the values make unsafe leaves them to the reference engine
+    monkeypatch.setattr(native, "evaluate", lambda *a, **kw: asked.append(1) or reference(*a, **kw))
+    x = _inputs(program, params, 3)
+    agree(k(**x), evaluate(program, x, params, 4))
+    assert not checked
+    x["u"][1, 2, 3, 4] = np.nan  # • is a value of the semantics, not an overflow
+    agree(k(**x), evaluate(program, x, params, 4))
+    assert not checked
+    assert not asked
+    x["A"][0, 0] = 1e200  # finite, but the products may overflow: compared, or the equations decide
+    k(**x)
+    assert checked or asked
+    checked.clear()
+    asked.clear()
+    x["A"][0, 0] = np.inf
+    try:
+        got = k(**x)
+    except ct.TeilError as e:
+        assert "report Theorem 3" in str(e.rule)
+    else:
+        agree(got, evaluate(program, x, params))
+    assert checked or asked
+
+
+def test_a_padded_run_past_the_bound_is_compared_after_it(monkeypatch):
+    # axpy computes what its equations compute (no reordering, no guard), so only the
+    # bound on its values decides whether the padded run is compared with the unpadded one
+    program = ct.load("examples/axpy.teil")
+    k = native.compile(program, {"n": 5}, 4)
+    assert not any(c.guarded[0] for c in k._compiled.values())
+    checked = []
+    real = native.padding_agrees
+    monkeypatch.setattr(native, "padding_agrees", lambda *a: checked.append(1) or real(*a))
+    x = {"a": np.array(2.0), "x": np.arange(5.0), "y": np.ones(5)}
+    agree(k(**x), evaluate(program, x, None, 4))
+    assert not checked
+    x["x"][3] = 1e308  # a · x overflows to inf: the post-run comparison runs
+    agree(k(**x), evaluate(program, x))
+    assert checked
