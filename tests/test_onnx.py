@@ -483,6 +483,18 @@ def test_ill_shaped_einsum_is_refuted_naming_the_node() -> None:
     assert not report.ok and "node 'diagonal' (Einsum)" in report.render()
 
 
+def test_an_ill_shaped_einsum_fails_once_with_the_first_operands_extent() -> None:
+    """A label's extent is its first occurrence's (T-Diag keeps the first dimension), so ``i,i->i`` on
+    [n] and [m] declares Y : [n] and fails only T-Diag, not also OK-Stmt on a [m] declaration."""
+    model = make([helper.make_node("Einsum", ["A", "B"], ["Y"], name="e", equation="i,i->i")],
+                 [vi("A", ["n"]), vi("B", ["m"])], [vi("Y", None)])
+    program = ct.from_onnx(model)
+    assert program.alloc("Y").shape == ("n",)
+    typing = next(o for o in ct.prove(program).obligations if o.name == "typing")
+    assert typing.status == "refuted"
+    assert typing.counterexample.what == "T-Diag: n == m (diagonal dimensions 1 and 2 must agree)"
+
+
 def _model_of(op: str, sa: Any, sb: Any, **attrs: Any) -> onnx.ModelProto:
     return make([helper.make_node(op, ["A", "B"], ["Y"], name="bad", **attrs)], [vi("A", sa), vi("B", sb)],
                 [vi("Y", None)])

@@ -301,3 +301,5 @@ def test_a_shape_input_with_an_initializer_is_specialised_to_the_given_value() -
     x = np.array([1.0, 2.0])
     assert rep.run([x])[0].shape == (1, 2)
     assert rep.run({"X": x, "axes": np.array([1])})[0].shape == (2, 1)
+    # the value given replaces the input, whatever its integer type (the graph declares INT64)
+    assert rep.run({"X": x, "axes": np.array([-1], dtype=np.int32)})[0].shape == (2, 1)

@@ -54,7 +54,23 @@ What this module refuses itself (it cannot build a program): an unsupported op, 
 non-float tensor, a dimension without ``dim_value`` or ``dim_param``, an extent 0,
 axes or shapes computed at run time (``TeilInputError``, exit 2); an axis out of
 range, a ``perm`` that is no permutation, a ``Squeeze`` of an extent that is not 1
-(``TeilTypeError``, exit 1).
+(``TeilTypeError``, exit 1).  And an invalid model (``TeilInputError``, exit 2, naming
+the node, initializer or graph input): a name that is not UTF-8; a node that
+``onnx.checker.check_node`` refuses in the model's opset (a count of inputs outside
+its schema's, an attribute unknown or of the wrong type, a required one missing); a
+malformed tensor (``onnx.checker.check_tensor``, then numpy); operands of one op with
+different element types, or a graph output declared with another one than its node
+computes; a name listed twice; an ``Add``/``Sub``/``Mul``/``Div``/``Gemm`` of an opset
+before 7, whose legacy ``broadcast``/``axis`` attributes mean something else than
+numpy's broadcasting.  ``onnx.checker.check_model`` itself is not run: it insists on a
+declared shape for every graph output (which the translation computes), and its
+``full_check`` runs onnx's shape inference, which would refuse with exit 2 the
+mismatches that the type checker refutes naming the rule and a counterexample (and which
+loops forever on an Einsum equation such as ``"i$->i"``, onnx 1.23).
+
+A name that had to change to become an identifier appears in messages as the model
+wrote it: the spans of a statement and of an allocation end in
+``['input.1' as input_1, 'batch size' as batch_size]`` for the names they involve.
 """
 
 from __future__ import annotations
