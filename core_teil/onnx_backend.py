@@ -13,7 +13,10 @@ tests against core-teil (``tests/test_onnx_backend.py``)::
 Inputs are evaluated in float64 (SPEC.md section 4) whatever their float type
 (float, double, float16, bfloat16) and each output is cast back to its declared
 element type, so results agree with onnx's float32 references at the suite's
-tolerances.  Initializers and constants come from the model.
+tolerances.  An input that is no real number (complex, a string) is refused, as is
+a name that is no graph input.  Initializers and constants come from the model;
+an initializer that the graph also lists as an input (IR < 4) is a constant that
+a given value of that name overrides, as in onnx's reference evaluator.
 
 Integer graph inputs -- the ``axes`` of ReduceSum, Squeeze and Unsqueeze and the
 ``shape`` of Expand since opset 13 are inputs, and the node tests feed them --
@@ -40,14 +43,31 @@ ENGINES = ("native", "reference")
 
 
 def _specialise(model: onnx.ModelProto, values: Mapping[str, np.ndarray]) -> onnx.ModelProto:
-    """``model`` with the graph inputs ``values`` turned into initializers of those values."""
+    """``model`` with the graph inputs ``values`` turned into initializers of those values (replacing
+    the initializer of an input that has one)."""
     out = onnx.ModelProto()
     out.CopyFrom(model)
     keep = [vi for vi in out.graph.input if vi.name not in values]
     del out.graph.input[:]
     out.graph.input.extend(keep)
+    inits = [i for i in out.graph.initializer if i.name not in values]
+    del out.graph.initializer[:]
+    out.graph.initializer.extend(inits)
     out.graph.initializer.extend(onnx.numpy_helper.from_array(np.asarray(v), name) for name, v in values.items())
     return out
+
+
+def _real(name: str, value: Any) -> np.ndarray:
+    """A given input as float64 (every float type, and integers and booleans, exactly as numpy
+    converts them); a complex number or a string is refused, not cut to its real part or a crash."""
+    array = np.asarray(value)
+    kind = array.dtype.kind
+    if kind in "biuf" or array.dtype.name == "bfloat16":
+        return np.asarray(array, dtype=np.float64)
+    what = {"c": "complex numbers", "U": "strings", "S": "bytes", "O": "Python objects", "M": "dates",
+            "m": "time spans"}.get(kind, f"values of dtype {array.dtype}")
+    raise TeilInputError(f"graph input {name!r} is given {what} (dtype {array.dtype}); core-teil computes on "
+                         f"reals (float64)")
 
 
 #: The inputs that decide shapes, not values: ``(op, position)``; fed at run time since opset 13.
@@ -65,13 +85,19 @@ class CoreTeilRep(BackendRep):
         inits = {i.name for i in model.graph.initializer}
         #: the inputs a caller feeds, in order (an initializer listed as an input is not one)
         self.input_names = [vi.name for vi in model.graph.input if vi.name not in inits]
+        #: every name a caller may give: the inputs and the initializers listed as inputs (overriding them)
+        self.known = {vi.name for vi in model.graph.input}
         #: graph inputs that are the axes or the shape of a node: folded into the model per run
         self.shape_inputs = {n.input[k] for n in model.graph.node if (k := SHAPE_INPUTS.get(n.op_type)) is not None
-                             and len(n.input) > k and n.input[k] in self.input_names}
+                             and len(n.input) > k and n.input[k] in self.known}
         self._prepared: dict[tuple, tuple[OnnxProgram, Any]] = {}
 
     def _given(self, inputs: Any) -> dict[str, Any]:
         if isinstance(inputs, Mapping):
+            unknown = sorted(str(n) for n in inputs if n not in self.known)
+            if unknown:
+                raise TeilInputError(f"{unknown[0]!r} is no graph input of the model; its inputs are "
+                                     f"{', '.join(map(repr, self.input_names)) or 'none'}")
             return dict(inputs)
         if isinstance(inputs, np.ndarray):
             inputs = [inputs]
@@ -103,7 +129,10 @@ class CoreTeilRep(BackendRep):
             if name not in given:
                 raise TeilInputError(f"graph input {name!r} is not given")
             # float64 evaluation of every float type (bfloat16 and float16 included)
-            args[alloc] = np.asarray(given[name], dtype=np.float64)
+            args[alloc] = _real(name, given[name])
+        for name, alloc in translated.defaults:
+            if name in given:
+                args[alloc] = _real(name, given[name])
         if kernel is not None:
             results = kernel(**args)
         else:

@@ -102,19 +102,21 @@ def _gemm(sa: tuple, sb: tuple, sc: tuple | None, alpha: float = 1.0, beta: floa
     return make([node], ins, [vi("Y", None)]), feeds, [want]
 
 
-def _reduce(shape: tuple, axes: list[int] | None, keepdims: int = 1, noop: int = 0, opset: int = 21) -> tuple:
+def _reduce(shape: tuple, axes: list[int] | None, keepdims: int | None = 1, noop: int = 0, opset: int = 21) -> tuple:
+    """``keepdims=None`` leaves the attribute out: ONNX's default is 1."""
     x = r(*shape)
+    keep = {} if keepdims is None else {"keepdims": keepdims}
     if axes is None:
-        want = x if noop else np.sum(x, keepdims=bool(keepdims))
+        want = x if noop else np.sum(x, keepdims=keepdims in (None, 1))
     else:
-        want = np.sum(x, axis=tuple(axes), keepdims=bool(keepdims))
+        want = np.sum(x, axis=tuple(axes), keepdims=keepdims in (None, 1))
     if opset < 13:  # axes an attribute
         attrs = {"axes": axes} if axes is not None else {}
-        node = helper.make_node("ReduceSum", ["X"], ["Y"], name="sum", keepdims=keepdims, **attrs)
+        node = helper.make_node("ReduceSum", ["X"], ["Y"], name="sum", **keep, **attrs)
         inits: tuple = ()
     else:
         node = helper.make_node("ReduceSum", ["X", "axes"] if axes is not None else ["X"], ["Y"], name="sum",
-                                keepdims=keepdims, noop_with_empty_axes=noop)
+                                noop_with_empty_axes=noop, **keep)
         inits = (ints("axes", axes),) if axes is not None else ()
     return make([node], [vi("X", shape)], [vi("Y", None)], inits, opset), {"X": x}, [want]
 
@@ -135,6 +137,15 @@ def _expand(shape: tuple, target: list[int]) -> tuple:
     node = helper.make_node("Expand", ["X", "shape"], ["Y"], name="expand")
     want = x * np.ones(target)
     return make([node], [vi("X", shape)], [vi("Y", None)], (ints("shape", target),)), {"X": x}, [want]
+
+
+def _transpose_then_identity() -> tuple:
+    """A 3-cycle ``perm`` whose output is no graph output: its shape is the translation's alone
+    (a graph output's shape would be the inferred declaration), ``s[perm[i]]`` per dimension."""
+    x = r(2, 3, 4)
+    nodes = [helper.make_node("Transpose", ["X"], ["T"], name="t", perm=[1, 2, 0]),
+             helper.make_node("Identity", ["T"], ["Y"], name="id")]
+    return make(nodes, [vi("X", [2, 3, 4])], [vi("Y", None)]), {"X": x}, [x.transpose(1, 2, 0)]
 
 
 def _chain() -> tuple:
@@ -182,9 +193,12 @@ CASES: dict[str, tuple] = {
     "Gemm-beta-0": _gemm((2, 3), (3, 4), (2, 4), beta=0.0),
     "Transpose-perm": _unary("Transpose", (2, 3, 4), lambda x: x.transpose(1, 2, 0), perm=[1, 2, 0]),
     "Transpose-default": _unary("Transpose", (2, 3, 4), lambda x: x.transpose()),
+    "Transpose-3-cycle-then-Identity": _transpose_then_identity(),
     "ReduceSum-axes": _reduce((2, 3, 4), [1]),
     "ReduceSum-negative-no-keepdims": _reduce((2, 3, 4), [-1, 0], keepdims=0),
     "ReduceSum-all": _reduce((2, 3), None),
+    "ReduceSum-default-keepdims": _reduce((2, 3, 4), [1], keepdims=None),
+    "ReduceSum-opset11-default-keepdims": _reduce((2, 3), [0], keepdims=None, opset=11),
     "ReduceSum-noop": _reduce((2, 3), None, noop=1),
     "ReduceSum-opset11-attribute": _reduce((2, 3, 4), [0, 2], keepdims=0, opset=11),
     "Unsqueeze": _axes_op("Unsqueeze", (3, 4), [0, 3], lambda x: x.reshape(1, 3, 4, 1)),
@@ -297,6 +311,89 @@ def test_initializers_are_inputs_with_their_values() -> None:
         ct.evaluate(program, {"X": feeds["X"], "k": np.array([2.0])})
 
 
+def _ir3(w: np.ndarray) -> onnx.ModelProto:
+    """IR version 3 lists every initializer among the graph inputs too, here before X."""
+    model = make([helper.make_node("MatMul", ["X", "W"], ["Y"], name="mm")], [vi("W", [3, 2]), vi("X", [2, 3])],
+                 [vi("Y", [2, 2])], (numpy_helper.from_array(w, "W"),), opset=8)
+    model.ir_version = 3
+    return model
+
+
+def test_an_initializer_listed_as_a_graph_input_is_a_constant() -> None:
+    """IR < 4: ``W`` is a graph input and an initializer; its value comes with the model (a default
+    that may be overridden), so only X is to be fed."""
+    w, x = r(3, 2), r(2, 3)
+    model = _ir3(w)
+    onnx.checker.check_model(model)
+    t = translate(model)
+    assert t.inputs == (("X", "X"),) and t.defaults == (("W", "W"),)
+    np.testing.assert_array_equal(t.constants["W"], w)
+    evaluated, compiled = run_engines(model, {"X": x})
+    np.testing.assert_allclose(evaluated[0], x @ w, rtol=1e-12)
+    np.testing.assert_allclose(compiled[0], x @ w, rtol=1e-12)
+    # the declaration must agree with the value
+    wrong = _ir3(w)
+    wrong.graph.input[0].type.tensor_type.shape.dim[1].dim_value = 5
+    with pytest.raises(ct.TeilInputError, match=r"graph input 'W' is declared with the shape \[3, 5\], but its "
+                                                r"initializer has the shape \[3, 2\]"):
+        ct.from_onnx(wrong)
+    wrong = _ir3(w)
+    wrong.graph.input[0].type.tensor_type.elem_type = F
+    with pytest.raises(ct.TeilInputError, match="graph input 'W' is declared FLOAT, but its initializer is DOUBLE"):
+        ct.from_onnx(wrong)
+
+
+def test_gemm_with_beta_0_ignores_c() -> None:
+    """beta = 0 drops C, as onnx's reference does: 0 * inf and 0 * NaN would be NaN."""
+    model, feeds, _ = CASES["Gemm-beta-0"]
+    feeds = {**feeds, "C": np.full((2, 4), np.inf)}
+    feeds["C"][0, 1] = np.nan
+    (reference,) = ReferenceEvaluator(model).run(None, feeds)
+    evaluated, compiled = run_engines(model, feeds)
+    want = feeds["A"] @ feeds["B"]
+    np.testing.assert_allclose(reference, want, rtol=1e-12)
+    np.testing.assert_allclose(evaluated[0], want, rtol=1e-12)
+    np.testing.assert_allclose(compiled[0], want, rtol=1e-12)
+    assert "C" not in ct.format(ct.from_onnx(model)).splitlines()[-1]
+
+
+def test_constant_value_floats_are_float_tensors() -> None:
+    """A Constant's value_float(s) is a FLOAT tensor (the ONNX spec), so it multiplies a FLOAT input."""
+    nodes = [helper.make_node("Constant", [], ["two"], value_float=2.0),
+             helper.make_node("Constant", [], ["row"], value_floats=[0.5, 1.5, -2.0]),
+             helper.make_node("Mul", ["X", "two"], ["h"], name="scale"),
+             helper.make_node("Add", ["h", "row"], ["Y"], name="shift")]
+    model = make(nodes, [vi("X", [2, 3], F)], [vi("Y", None, F)])
+    onnx.checker.check_model(onnx.shape_inference.infer_shapes(model, strict_mode=True))
+    x = np.array([[1.0, 2.0, 3.0], [-1.0, 0.25, 8.0]], dtype=np.float32)
+    (reference,) = ReferenceEvaluator(model).run(None, {"X": x})
+    evaluated, compiled = run_engines(model, {"X": x.astype(np.float64)})
+    np.testing.assert_array_equal(evaluated[0], reference)
+    np.testing.assert_array_equal(compiled[0], reference)
+    assert translate(model).outputs == (("Y", "Y", F),)
+
+
+def test_broadcasting_leaves_an_extent_kept_at_1_alone() -> None:
+    """Only an extent 1 that the output widens is projected (T-Proj): [2, 1, 4] + [1, 4] keeps A as it is
+    and expands B once; no ``proj i 1`` undone by an ``expa i 1``."""
+    model = make([helper.make_node("Add", ["A", "B"], ["Y"], name="add")], [vi("A", [2, 1, 4]), vi("B", [1, 4])],
+                 [vi("Y", None)])
+    assert ct.format(ct.from_onnx(model)).splitlines()[-1] == "Y = add A (expa 1 2 B)"
+
+
+def test_names_that_sanitise_alike_stay_apart() -> None:
+    """'a.b', 'a_b' and 'a:b' all sanitise to a_b: they become a_b, a_b_2 and a_b_3, three inputs."""
+    nodes = [helper.make_node("Add", ["a.b", "a_b"], ["s"], name="first"),
+             helper.make_node("Add", ["s", "a:b"], ["Y"], name="second")]
+    model = make(nodes, [vi("a.b", [2]), vi("a_b", [2]), vi("a:b", [2])], [vi("Y", None)])
+    t = translate(model)
+    assert t.inputs == (("a.b", "a_b"), ("a_b", "a_b_2"), ("a:b", "a_b_3"))
+    feeds = {"a.b": np.array([1.0, 2.0]), "a_b": np.array([10.0, 20.0]), "a:b": np.array([100.0, 200.0])}
+    evaluated, compiled = run_engines(model, feeds)
+    np.testing.assert_array_equal(evaluated[0], [111.0, 222.0])
+    np.testing.assert_array_equal(compiled[0], [111.0, 222.0])
+
+
 # --------------------------------------------------------------------------
 # Symbolic models: dim_param names are shape parameters, certified by ct.prove
 # --------------------------------------------------------------------------
@@ -386,6 +483,18 @@ def test_ill_shaped_einsum_is_refuted_naming_the_node() -> None:
     assert not report.ok and "node 'diagonal' (Einsum)" in report.render()
 
 
+def test_an_ill_shaped_einsum_fails_once_with_the_first_operands_extent() -> None:
+    """A label's extent is its first occurrence's (T-Diag keeps the first dimension), so ``i,i->i`` on
+    [n] and [m] declares Y : [n] and fails only T-Diag, not also OK-Stmt on a [m] declaration."""
+    model = make([helper.make_node("Einsum", ["A", "B"], ["Y"], name="e", equation="i,i->i")],
+                 [vi("A", ["n"]), vi("B", ["m"])], [vi("Y", None)])
+    program = ct.from_onnx(model)
+    assert program.alloc("Y").shape == ("n",)
+    typing = next(o for o in ct.prove(program).obligations if o.name == "typing")
+    assert typing.status == "refuted"
+    assert typing.counterexample.what == "T-Diag: n == m (diagonal dimensions 1 and 2 must agree)"
+
+
 def _model_of(op: str, sa: Any, sb: Any, **attrs: Any) -> onnx.ModelProto:
     return make([helper.make_node(op, ["A", "B"], ["Y"], name="bad", **attrs)], [vi("A", sa), vi("B", sb)],
                 [vi("Y", None)])
@@ -446,6 +555,35 @@ def test_a_declared_output_shape_is_checked() -> None:
 # --------------------------------------------------------------------------
 
 
+def _malformed(dims: list[int] | None = None, data_type: int | None = None) -> onnx.TensorProto:
+    """An initializer 'Z' whose raw data (three doubles) does not fit its declared shape or type."""
+    z = numpy_helper.from_array(np.ones(3), "Z")
+    if dims is not None:
+        z.dims[:] = dims
+    if data_type is not None:
+        z.data_type = data_type
+    return z
+
+
+def _external() -> onnx.TensorProto:
+    z = numpy_helper.from_array(np.ones(3), "Z")
+    onnx.external_data_helper.set_external_data(z, location="z.bin")
+    z.data_location = TensorProto.EXTERNAL
+    z.ClearField("raw_data")
+    return z
+
+
+def _opset(model: onnx.ModelProto, opset: int) -> onnx.ModelProto:
+    model.opset_import[0].version = opset
+    return model
+
+
+def _no_opset() -> onnx.ModelProto:
+    model = make([helper.make_node("Identity", ["X"], ["Y"], name="node")], [vi("X", [2])], [vi("Y", None)])
+    del model.opset_import[:]
+    return model
+
+
 def _one(op: str, inputs: list, inits: tuple = (), outputs: list | None = None, **attrs: Any) -> onnx.ModelProto:
     names = [i.name for i in inputs] + [t.name for t in inits if t.name not in {i.name for i in inputs}]
     return make([helper.make_node(op, names, ["Y"], name="node", **attrs)], inputs, outputs or [vi("Y", None)],
@@ -469,7 +607,8 @@ BAD_INPUT = {
     "float axes": (_one("Unsqueeze", [vi("X", [2])], (numpy_helper.from_array(np.array([0.0]), "ax"),)),
                    "must be an integer tensor"),
     "Squeeze without axes of a parameter": (_one("Squeeze", [vi("X", ["n", 1])]), "depend on their values"),
-    "no Einsum equation": (_one("Einsum", [vi("X", [2])]), "without its equation"),
+    "no Einsum equation": (_one("Einsum", [vi("X", [2])]),
+                           "not a valid Einsum node of opset 21: Required attribute 'equation' is missing"),
     "Einsum rank": (_one("Einsum", [vi("X", [2, 2, 2])], equation="ij->i"), "Einsum equation 'ij->i'.*rank 3"),
     "not topological": (make([helper.make_node("Identity", ["T"], ["Y"], name="node"),
                               helper.make_node("Identity", ["X"], ["T"], name="second")],
@@ -486,12 +625,72 @@ BAD_INPUT = {
     "Constant of a string": (make([helper.make_node("Constant", [], ["k"], name="node", value_string="a"),
                                    helper.make_node("Identity", ["X"], ["Y"])], [vi("X", [2])], [vi("Y", None)]),
                              "Constant with attribute"),
-    "Unsqueeze without axes": (_one("Unsqueeze", [vi("X", [2])]), "Unsqueeze needs its axes"),
-    "Expand without shape": (_one("Expand", [vi("X", [2])]), "Expand needs its shape"),
-    "missing operand": (_one("Add", [vi("X", [2])]), "needs its operand B, which is missing"),
+    "Unsqueeze without axes": (_one("Unsqueeze", [vi("X", [2])]),
+                               r"Unsqueeze of opset 21 takes 2 input\(s\) \(data, axes\), not 1"),
+    "Expand without shape": (_one("Expand", [vi("X", [2])]), r"Expand of opset 21 takes 2 input\(s\) \(input, shape\)"),
+    "missing operand": (_one("Add", [vi("X", [2])]), r"Add of opset 21 takes 2 input\(s\) \(A, B\), not 1"),
     "sequence input": (make([helper.make_node("Identity", ["X"], ["Y"], name="node")],
                             [helper.make_tensor_sequence_value_info("X", D, [2])], [vi("Y", None)]),
                        "'X' is a sequence, not a tensor"),
+    # values: an extent 0, malformed tensors (the fuzzer's exit 70s), Constant's attributes
+    "initializer of extent 0": (_one("Add", [vi("X", [2])], (numpy_helper.from_array(np.zeros(0), "Z"),)),
+                                r"operand B 'Z' \(initializer 'Z'\) has an extent 0; Core-TeIL extents are >= 1"),
+    "initializer data too short": (_one("Add", [vi("X", [94])], (_malformed(dims=[94]),)),
+                                   r"initializer 'Z': input error \[onnx\]: initializer 'Z' is malformed: .*raw_data "
+                                   r"size \(24 bytes\) is too small"),
+    "initializer data too long": (_one("Add", [vi("X", [3])], (_malformed(data_type=F),)),
+                                  "initializer 'Z' is malformed: cannot reshape array of size 6 into shape"),
+    "initializer of no element type": (_one("Add", [vi("X", [3])], (_malformed(data_type=0),)),
+                                       "initializer 'Z' is malformed: .*data_type .* UNDEFINED"),
+    "Constant data too short": (make([helper.make_node("Constant", [], ["k"], name="c", value=_malformed(dims=[5])),
+                                      helper.make_node("Add", ["X", "k"], ["Y"], name="node")],
+                                     [vi("X", [5])], [vi("Y", None)]),
+                                r"node 'c' \(Constant\): input error \[onnx\]: not a valid Constant node of opset 21: "
+                                r".*raw_data size \(24 bytes\) is too small"),
+    "Constant data too long": (make([helper.make_node("Constant", [], ["k"], name="c", value=_malformed(data_type=F)),
+                                     helper.make_node("Add", ["X", "k"], ["Y"], name="node")],
+                                    [vi("X", [3], F)], [vi("Y", None, F)]),
+                               r"node 'c' \(Constant\): input error \[onnx\]: the value of node 'c' \(Constant\) is "
+                               r"malformed: cannot reshape array of size 6 into shape \(3,\)"),
+    "Constant of two values": (make([helper.make_node("Constant", [], ["k"], name="node", value_float=1.0,
+                                                      value_floats=[2.0]),
+                                     helper.make_node("Identity", ["X"], ["Y"])], [vi("X", [2])], [vi("Y", None)]),
+                               "Constant with the value attributes value_float, value_floats; it takes exactly one"),
+    "external data not loaded": (_one("Add", [vi("X", [3])], (_external(),)),
+                                 "initializer 'Z' keeps its data in an external file that is not loaded"),
+    # invalid models that onnx.checker refuses, named by the node
+    "legacy Add": (make([helper.make_node("Add", ["A", "B"], ["Y"], name="node", broadcast=1, axis=0)],
+                        [vi("A", [2, 2]), vi("B", [2])], [vi("Y", None)], opset=6),
+                   r"node 'node' \(Add\): input error \[onnx\]: Add of opset 6: before opset 7, B broadcasts only by "
+                   r"its legacy 'broadcast' and 'axis' attributes"),
+    "legacy Gemm": (make([helper.make_node("Gemm", ["A", "B", "C"], ["Y"], name="node")],
+                         [vi("A", [2, 2]), vi("B", [2, 2]), vi("C", [2])], [vi("Y", None)], opset=6),
+                    "Gemm of opset 6: before opset 7, C broadcasts only by its legacy 'broadcast' attribute"),
+    "op of a later opset": (_opset(_one("Expand", [vi("X", [1])], (ints("shape", [3]),)), 7),
+                            "Expand does not exist in opset 7"),
+    "three operands": (_one("Add", [vi("A", [2]), vi("B", [2]), vi("C", [2])]),
+                       r"Add of opset 21 takes 2 input\(s\) \(A, B\), not 3"),
+    "axes attribute of opset 13": (_one("Unsqueeze", [vi("X", [2])], (ints("ax", [0]),), axes=[1]),
+                                   "not a valid Unsqueeze node of opset 21: Unrecognized attribute: axes"),
+    "axes input of opset 11": (_opset(_one("Squeeze", [vi("X", [2, 1])], (ints("ax", [1]),)), 11),
+                               r"Squeeze of opset 11 takes 1 input\(s\) \(data\), not 2"),
+    "attribute of a later opset": (_opset(_one("ReduceSum", [vi("X", [2])], noop_with_empty_axes=1), 11),
+                                   "Unrecognized attribute: noop_with_empty_axes for operator ReduceSum"),
+    "attribute of the wrong type": (_one("Gemm", [vi("A", [2, 2]), vi("B", [2, 2])], alpha=2),
+                                    "Mismatched attribute type in 'node : alpha'. Expected: 'FLOAT', actual: 'INT'"),
+    "operands of two types": (_one("Add", [vi("A", [2], F), vi("B", [2])]),
+                              "Add's operands must have one element type .*: 'A' is FLOAT, 'B' is DOUBLE"),
+    "output of another type": (_one("Identity", [vi("X", [2])], outputs=[vi("Y", None, F)]),
+                               r"graph output 'Y' is declared FLOAT, but node 'node' \(Identity\) computes DOUBLE"),
+    "input listed twice": (make([helper.make_node("Add", ["X", "X"], ["Y"], name="node")],
+                                [vi("X", [2]), vi("X", [3])], [vi("Y", None)]), "graph input 'X' is listed twice"),
+    "initializer listed twice": (_one("Identity", [], (ints("Z", [1]), ints("Z", [1, 2]))),
+                                 "initializer 'Z' is listed twice"),
+    "Expand to a 2-D shape": (_one("Expand", [vi("X", [2])], (ints("shape", [[3, 2]]),)),  # type: ignore[list-item]
+                              "Expand's shape 'shape' must be a 1-D tensor, not one of shape \\[1, 2\\]"),
+    "no default opset": (_no_opset(), "the model imports no opset of the default domain"),
+    "Einsum equation not UTF-8": (_one("Einsum", [vi("X", [2])], equation=b"i\xfe->i"),
+                                  r"Einsum's equation 'i\\xfe->i' is not valid UTF-8"),
 }
 
 
@@ -513,6 +712,8 @@ BAD_SHAPES = {
                      "Squeeze"),
     "MatMul of a scalar": (_one("MatMul", [vi("A", []), vi("B", [2])]), "rank >= 1", "MatMul"),
     "Gemm of a vector": (_one("Gemm", [vi("A", [2]), vi("B", [2, 2])]), "A has rank 1", "Gemm"),
+    "Gemm's C of rank 3": (_one("Gemm", [vi("A", [2, 2]), vi("B", [2, 2]), vi("C", [1, 2, 2])]),
+                           "Gemm's C must broadcast to a matrix; it has rank 3", "Gemm"),
     "Expand to 0": (_one("Expand", [vi("X", [2])], (ints("shape", [0]),)), "extent below 1", "Expand"),
 }
 
@@ -572,6 +773,77 @@ def test_onnx_names_become_identifiers() -> None:
     with pytest.raises(ct.TeilTypeError, match=r"node #2 \(Add, output '2out'\)"):
         ct.check(translate(make(nodes, [vi("input.1", [2, 3]), vi("red_", [3])], [vi("2out", None)],
                                 (numpy_helper.from_array(r(3, 2), "onnx::W_3"),))).program)
+
+
+def test_messages_show_the_names_the_model_wrote() -> None:
+    """A name that had to become an identifier appears in messages as the model wrote it: the frontend's
+    own messages write a dim_param as given, and every span of the program (so every message of the type
+    checker and of ct.prove) says which identifier stands for which ONNX name."""
+    model = make([helper.make_node("Add", ["in.a", "in:b"], ["out.0"], name="add")],
+                 [vi("in.a", ["n x"]), vi("in:b", [2])], [vi("out.0", None)])
+    program = ct.from_onnx(model)
+    assert program.stmts[0].span.node == "node 'add' (Add) ['out.0' as out_0, 'in.a' as in_a, 'n x' as n_x, " \
+                                         "'in:b' as in_b]"
+    assert program.alloc("in_a").span.node == "graph input 'in.a' ['in.a' as in_a, 'n x' as n_x]"
+    with pytest.raises(ct.TeilTypeError) as info:
+        ct.check(program)
+    assert info.value.render().splitlines()[0].startswith(
+        "<onnx>: node 'add' (Add) ['out.0' as out_0, 'in.a' as in_a, 'n x' as n_x, 'in:b' as in_b]: type error "
+        "[T-Elem]: side condition n_x == 2")
+    squeeze = _one("Squeeze", [vi("X", ["n x", 2])], (ints("axes", [0]),))
+    with pytest.raises(ct.TeilTypeError, match="axis 0 has extent 'n x'; only an extent 1 can be removed, and "
+                                               "'n x' == 1 does not hold for all parameter values; counterexample: "
+                                               "'n x' = 2"):
+        ct.from_onnx(squeeze)
+    with pytest.raises(ct.TeilInputError, match="Squeeze without axes of a shape with the parameter\\(s\\) 'n x', m:"):
+        ct.from_onnx(_one("Squeeze", [vi("X", ["n x", "m", 1])]))
+    # names that are identifiers already are not repeated
+    assert ct.from_onnx(CASES["Add"][0]).stmts[0].span.node == "node 'add' (Add)"
+
+
+def _corrupt(old: bytes, new: bytes) -> bytes:
+    """A model whose bytes have a string replaced (everywhere, by one of the same length), e.g. by one
+    that is not valid UTF-8."""
+    model = make([helper.make_node("Einsum", ["XQ"], ["YQ"], name="eQ", equation="ii->i")],
+                 [vi("XQ", ["nQ", "nQ"])], [vi("YQ", None)])
+    assert len(old) == len(new)
+    return model.SerializeToString().replace(old, new)
+
+
+@pytest.mark.parametrize(("old", "new", "match"), [
+    (b"XQ", b"X\xfe", r"<onnx>: graph input #1: input error \[onnx\]: the name 'X\\xfe' is not valid UTF-8"),
+    (b"YQ", b"Y\xfe", r"<onnx>: graph output #1: input error \[onnx\]: the name 'Y\\xfe' is not valid UTF-8"),
+    (b"nQ", b"n\xff", r"<onnx>: graph input 'XQ': input error \[onnx\]: the dim_param 'n\\xff' is not valid UTF-8"),
+    (b"eQ", b"e\xfe", r"<onnx>: node 'e\\xfe' \(Einsum\): input error \[onnx\]: its name 'e\\xfe' is not valid"),
+    (b"ii->i", b"i\xfe->i", r"<onnx>: node 'eQ' \(Einsum\): input error \[onnx\]: Einsum's equation 'i\\xfe->i' is "
+                            r"not valid UTF-8"),
+])
+def test_names_that_are_not_utf8_are_input_errors(old: bytes, new: bytes, match: str) -> None:
+    """protobuf hands a string field that is not UTF-8 over as bytes: refused naming where (not exit 70)."""
+    assert ct.format(ct.from_onnx(_corrupt(old, old))).splitlines()[-1] == "YQ = diag 1 2 XQ"
+    with pytest.raises(ct.TeilInputError, match=match) as info:
+        ct.from_onnx(_corrupt(old, new))
+    assert info.value.exit_code == 2
+
+
+def test_opsets_before_7_translate_only_what_means_the_same() -> None:
+    """MatMul is numpy's matmul in every opset, so an opset-6 model of it is translated; its Add is refused
+    (above: 'legacy Add'), as translating it with numpy's broadcasting would change its meaning."""
+    model = make([helper.make_node("MatMul", ["A", "B"], ["Y"], name="mm")], [vi("A", [2, 3]), vi("B", [3, 4])],
+                 [vi("Y", None)], opset=6)
+    a, b = r(2, 3), r(3, 4)
+    np.testing.assert_allclose(run_engines(model, {"A": a, "B": b})[0][0], a @ b, rtol=1e-12)
+    # opset 7 broadcasts numpy's way; "ai.onnx" is the default domain by its other name
+    add = make([helper.make_node("Add", ["A", "B"], ["Y"], name="add", domain="ai.onnx")],
+               [vi("A", [2, 3]), vi("B", [3])], [vi("Y", None)], opset=7)
+    np.testing.assert_allclose(run_engines(add, {"A": a, "B": b[:, 0]})[0][0], a + b[:, 0], rtol=1e-12)
+    # IR versions 1 and 2 import no opset: it is 1
+    old = make([helper.make_node("Add", ["A", "B"], ["Y"], name="add")], [vi("A", [2]), vi("B", [2])],
+               [vi("Y", None)])
+    del old.opset_import[:]
+    old.ir_version = 2
+    with pytest.raises(ct.TeilInputError, match="Add of opset 1: before opset 7"):
+        ct.from_onnx(old)
 
 
 def test_spans_name_the_node_and_point_into_the_printed_program() -> None:
@@ -659,6 +931,43 @@ def test_cli_rejects_with_the_node_and_exit_codes(capsys: pytest.CaptureFixture[
     assert code == 2 and "not a readable ONNX model" in err
     code, _, err = cli(capsys, "run", EXAMPLES / "mlp.onnx")
     assert code == 2 and "graph input 'X'" in err and "missing input 'X'" in err
+
+
+def test_cli_reads_onnx_whatever_the_case_of_its_suffix(capsys: pytest.CaptureFixture[str],
+                                                        tmp_path: Path) -> None:
+    upper = tmp_path / "MLP.ONNX"
+    upper.write_bytes((EXAMPLES / "mlp.onnx").read_bytes())
+    code, out, err = cli(capsys, "check", upper)
+    assert code == 0 and "score : [batch]" in out, err
+
+
+def test_cli_bad_models_exit_2_naming_where(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Malformed tensors and names that are not UTF-8 (found by fuzzing: exit 70 before), an empty graph."""
+    files = {
+        "malformed.onnx": _one("Add", [vi("X", [94])], (_malformed(dims=[94]),)).SerializeToString(),
+        "undefined.onnx": _one("Add", [vi("X", [3])], (_malformed(data_type=0),)).SerializeToString(),
+        "name.onnx": _corrupt(b"XQ", b"X\xfe"),
+        "empty.onnx": make([], [vi("X", [2])], []).SerializeToString(),
+        "legacy.onnx": BAD_INPUT["legacy Add"][0].SerializeToString(),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    heads = {
+        "malformed.onnx": "initializer 'Z': input error [onnx]: initializer 'Z' is malformed: TensorProto (tensor "
+                          "name: Z) raw_data size (24 bytes) is too small for the declared shape and type (752 "
+                          "bytes required).",
+        "undefined.onnx": "initializer 'Z': input error [onnx]: initializer 'Z' is malformed: setting data_type field "
+                          "(tensor name: Z) to UNDEFINED is not allowed",
+        "name.onnx": "graph input #1: input error [onnx]: the name 'X\\xfe' is not valid UTF-8 (ONNX names are UTF-8 "
+                     "strings)",
+        "empty.onnx": "the graph: input error [onnx]: the graph has no outputs",
+        "legacy.onnx": "node 'node' (Add): input error [onnx]: Add of opset 6: before opset 7, B broadcasts only",
+    }
+    for name, head in heads.items():
+        for command in ("check", "from-onnx"):
+            code, _, err = cli(capsys, command, tmp_path / name)
+            assert code == 2 and err.startswith(f"{tmp_path / name}: {head}"), err
+            assert "internal error" not in err and "Traceback" not in err
 
 
 def test_example_models_are_what_their_script_writes(tmp_path: Path) -> None:

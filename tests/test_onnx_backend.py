@@ -21,6 +21,7 @@ pytest.importorskip("onnx")  # the onnx extra, which `make install` installs
 import onnx
 import onnx.backend.test
 from onnx.backend.test.loader import load_model_tests
+from onnx.reference import ReferenceEvaluator
 
 import core_teil as ct
 from core_teil.onnx_backend import CoreTeilBackend
@@ -207,3 +208,98 @@ def test_shape_inputs_are_compiled_once_per_value() -> None:
     assert len(rep._prepared) == 2
     with pytest.raises(ct.TeilError, match="OK-Stmt"):
         rep.run([data, np.array([0], dtype=np.int64)])
+
+
+def test_exclusion_reasons_are_specific() -> None:
+    """Each excluded case's fragment is a specific part of its own refusal: not empty (which any
+    TeilInputError would match) and not found in the refusals of the cases excluded for other reasons."""
+    messages = {}
+    for name in EXCLUDED:
+        case = _CASES[name]
+        with pytest.raises(ct.TeilInputError) as info:
+            CoreTeilBackend.prepare(case.model).run(case.data_sets[0][0])
+        messages[name] = str(info.value)
+    for name, (reason, fragment) in EXCLUDED.items():
+        assert len(fragment) >= 8, (name, fragment)
+        others = [m for n, m in messages.items() if EXCLUDED[n][0] != reason]
+        assert not any(fragment in m for m in others), (name, fragment)
+    assert EXCLUDED["test_identity_opt"][1] == "is an optional"
+
+
+def _double_model() -> onnx.ModelProto:
+    d = onnx.TensorProto.DOUBLE
+    return onnx.helper.make_model(onnx.helper.make_graph(
+        [onnx.helper.make_node("Add", ["a", "b"], ["c"], name="add")], "g",
+        [onnx.helper.make_tensor_value_info("a", d, [3]), onnx.helper.make_tensor_value_info("b", d, [3])],
+        [onnx.helper.make_tensor_value_info("c", d, [3])]))
+
+
+def test_double_inputs_keep_every_bit() -> None:
+    """A DOUBLE model computes on the given float64 values, not on them rounded to float32."""
+    a, b = np.array([1 / 3, np.pi, 1e-300]), np.array([1e-12, -np.e, 2.0**-60])
+    for engine in ("native", "reference"):
+        (c,) = CoreTeilBackend.prepare(_double_model(), engine=engine).run([a, b])
+        assert c.dtype == np.float64
+        np.testing.assert_array_equal(c, a + b)
+
+
+def test_inputs_that_are_no_reals_and_unknown_names_are_refused() -> None:
+    rep = CoreTeilBackend.prepare(_double_model())
+    b = np.zeros(3)
+    with pytest.raises(ct.TeilInputError, match=r"graph input 'a' is given complex numbers \(dtype complex128\); "
+                                                r"core-teil computes on reals"):
+        rep.run([np.array([1 + 2j, 0, 0]), b])
+    with pytest.raises(ct.TeilInputError, match=r"graph input 'a' is given strings \(dtype <U1\)"):
+        rep.run([np.array(["x", "y", "z"]), b])
+    with pytest.raises(ct.TeilInputError, match=r"graph input 'b' is given Python objects"):
+        rep.run([b, np.array([None, 1, 2], dtype=object)])
+    with pytest.raises(ct.TeilInputError, match="'q' is no graph input of the model; its inputs are 'a', 'b'"):
+        rep.run({"a": b, "b": b, "q": b})
+    # integers and booleans are reals
+    (c,) = rep.run([np.array([1, 2, 3]), np.array([True, False, True])])
+    np.testing.assert_array_equal(c, [2.0, 2.0, 4.0])
+
+
+def _ir3(w: np.ndarray) -> onnx.ModelProto:
+    """IR version 3: the initializer W is listed among the graph inputs, before X."""
+    d = onnx.TensorProto.DOUBLE
+    model = onnx.helper.make_model(onnx.helper.make_graph(
+        [onnx.helper.make_node("MatMul", ["X", "W"], ["Y"], name="mm")], "g",
+        [onnx.helper.make_tensor_value_info("W", d, [3, 2]), onnx.helper.make_tensor_value_info("X", d, [2, 3])],
+        [onnx.helper.make_tensor_value_info("Y", d, [2, 2])], initializer=[onnx.numpy_helper.from_array(w, "W")]),
+        opset_imports=[onnx.helper.make_opsetid("", 8)])
+    model.ir_version = 3
+    return model
+
+
+def test_an_initializer_listed_as_an_input_is_not_fed_but_may_be_overridden() -> None:
+    """The inputs a caller feeds by position are the graph inputs that are no initializers; an
+    initializer listed as an input is a default that a value given by name overrides (as onnx's
+    reference evaluator does)."""
+    w, x = np.arange(6.0).reshape(3, 2), np.arange(6.0).reshape(2, 3) / 7
+    model = _ir3(w)
+    rep = CoreTeilBackend.prepare(model)
+    assert rep.input_names == ["X"]
+    (y,) = rep.run([x])
+    np.testing.assert_array_equal(y, x @ w)
+    w2 = -w
+    (y,) = rep.run({"X": x, "W": w2})
+    (want,) = ReferenceEvaluator(model).run(None, {"X": x, "W": w2})
+    np.testing.assert_array_equal(y, x @ w2)
+    np.testing.assert_array_equal(want, x @ w2)
+
+
+def test_a_shape_input_with_an_initializer_is_specialised_to_the_given_value() -> None:
+    """Unsqueeze's axes: an initializer that is also a graph input; a given value replaces it."""
+    d, i64 = onnx.TensorProto.DOUBLE, onnx.TensorProto.INT64
+    model = onnx.helper.make_model(onnx.helper.make_graph(
+        [onnx.helper.make_node("Unsqueeze", ["X", "axes"], ["Y"], name="u")], "g",
+        [onnx.helper.make_tensor_value_info("X", d, [2]), onnx.helper.make_tensor_value_info("axes", i64, [1])],
+        [onnx.helper.make_tensor_value_info("Y", d, ["a", "b"])],
+        initializer=[onnx.numpy_helper.from_array(np.array([0]), "axes")]))
+    rep = CoreTeilBackend.prepare(model)
+    x = np.array([1.0, 2.0])
+    assert rep.run([x])[0].shape == (1, 2)
+    assert rep.run({"X": x, "axes": np.array([1])})[0].shape == (2, 1)
+    # the value given replaces the input, whatever its integer type (the graph declares INT64)
+    assert rep.run({"X": x, "axes": np.array([-1], dtype=np.int32)})[0].shape == (2, 1)

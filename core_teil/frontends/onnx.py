@@ -54,13 +54,30 @@ What this module refuses itself (it cannot build a program): an unsupported op, 
 non-float tensor, a dimension without ``dim_value`` or ``dim_param``, an extent 0,
 axes or shapes computed at run time (``TeilInputError``, exit 2); an axis out of
 range, a ``perm`` that is no permutation, a ``Squeeze`` of an extent that is not 1
-(``TeilTypeError``, exit 1).
+(``TeilTypeError``, exit 1).  And an invalid model (``TeilInputError``, exit 2, naming
+the node, initializer or graph input): a name that is not UTF-8; a node that
+``onnx.checker.check_node`` refuses in the model's opset (a count of inputs outside
+its schema's, an attribute unknown or of the wrong type, a required one missing); a
+malformed tensor (``onnx.checker.check_tensor``, then numpy); operands of one op with
+different element types, or a graph output declared with another one than its node
+computes; a name listed twice; an ``Add``/``Sub``/``Mul``/``Div``/``Gemm`` of an opset
+before 7, whose legacy ``broadcast``/``axis`` attributes mean something else than
+numpy's broadcasting.  ``onnx.checker.check_model`` itself is not run: it insists on a
+declared shape for every graph output (which the translation computes), and its
+``full_check`` runs onnx's shape inference, which would refuse with exit 2 the
+mismatches that the type checker refutes naming the rule and a counterexample (and which
+loops forever on an Einsum equation such as ``"i$->i"``, onnx 1.23).
+
+A name that had to change to become an identifier appears in messages as the model
+wrote it: the spans of a statement and of an allocation end in
+``['input.1' as input_1, 'batch size' as batch_size]`` for the names they involve.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -101,6 +118,15 @@ _KINDS = {"sequence_type": "a sequence", "optional_type": "an optional", "map_ty
 #: ``TensorProto`` element types computed on as reals (float64; SPEC.md section 4).
 _FLOAT_TYPE_NAMES = ("FLOAT", "DOUBLE", "FLOAT16", "BFLOAT16")
 
+#: The ops that broadcast numpy's way only since opset 7; before, by their ``broadcast`` and ``axis``
+#: attributes (``B`` aligned at ``axis``), which would be translated with the wrong meaning.
+_LEGACY_BROADCAST = ("Add", "Sub", "Mul", "Div", "Gemm")
+_NUMPY_BROADCAST_OPSET = 7
+
+#: ``Constant``'s value attributes; ONNX requires exactly one.
+_CONSTANT_VALUES = ("value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
+                    "value_strings", "sparse_value")
+
 
 def _onnx() -> Any:
     try:
@@ -123,7 +149,10 @@ class OnnxProgram:
     into; ``constants`` the values of the ``input`` allocations that come with the
     model (initializers, ``Constant`` nodes, ``Gemm``'s alpha and beta), float64, by
     allocation name; ``inputs`` and ``outputs`` pair each graph input and output's
-    ONNX name with its allocation (outputs also with their ONNX element type)."""
+    ONNX name with its allocation (outputs also with their ONNX element type);
+    ``defaults`` pairs each graph input that is also an initializer (IR < 4 lists
+    initializers as inputs) and is read as data with its allocation: its value is a
+    constant of the model that a caller may override, not an input it must feed."""
 
     program: Program
     source: str
@@ -131,6 +160,7 @@ class OnnxProgram:
     inputs: tuple[tuple[str, str], ...]
     outputs: tuple[tuple[str, str, int], ...]
     params: tuple[tuple[str, str], ...]
+    defaults: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -237,12 +267,30 @@ def _load(model_or_path: Any) -> tuple[Any, str]:
                          f"{type(model_or_path).__name__}")
 
 
+def _quoted(value: str | bytes) -> str:
+    """A string field quoted for a message.  Protobuf hands over a field that is not valid UTF-8
+    as ``bytes``; its invalid bytes then show as ``\\xfe``."""
+    if isinstance(value, bytes):
+        return "'" + value.decode("utf-8", "backslashreplace") + "'"
+    return repr(value)
+
+
 def _node_label(node: Any, index: int) -> str:
     """``node 'mm' (MatMul)``; an unnamed node by its number and output."""
+    op = _quoted(node.op_type)[1:-1]
     if node.name:
-        return f"node {node.name!r} ({node.op_type})"
-    out = f", output {node.output[0]!r}" if len(node.output) and node.output[0] else ""
-    return f"node #{index} ({node.op_type}{out})"
+        return f"node {_quoted(node.name)} ({op})"
+    out = f", output {_quoted(node.output[0])}" if len(node.output) and node.output[0] else ""
+    return f"node #{index} ({op}{out})"
+
+
+def _counts(low: int, high: int) -> str:
+    """A schema's input count in words: ``2``, ``2 or 3``, ``1 or more``."""
+    if low == high:
+        return str(low)
+    if high >= 2**31 - 1:  # onnx's "variadic"
+        return f"{low} or more"
+    return f"{low} or {high}" if high == low + 1 else f"{low} to {high}"
 
 
 # --------------------------------------------------------------------------
@@ -272,6 +320,106 @@ class _Translator:
         self.stmt_labels: list[str] = []
         self.out_names = {vi.name for vi in self.graph.output}
         self.names: dict[str, str] = {}  # ONNX tensor name -> allocation name
+        self.written: dict[str, str] = {}  # allocation or parameter -> the ONNX name it stands for
+        self.opset = 0  # the default domain's, set by run() once the names are known to be text
+        self.context: Any = None  # onnx.checker's CheckerContext for the model, likewise
+
+    # -- what the model must be before anything is read --
+
+    def check_text(self) -> None:
+        """Every name that the translation reads is text.  Protobuf hands over a string field that is
+        not valid UTF-8 as ``bytes``; it is refused here, naming where it is, before it is used."""
+
+        def need(value: str | bytes, what: str, where: str) -> None:
+            if isinstance(value, bytes):
+                raise TeilInputError(f"{what} {_quoted(value)} is not valid UTF-8 (ONNX names are UTF-8 strings)",
+                                     Span(self.file, node=where), "onnx")
+
+        for o in self.model.opset_import:
+            need(o.domain, "the domain", "the model's opset_import")
+        for kind, infos in (("graph input", self.graph.input), ("graph output", self.graph.output)):
+            for i, vi in enumerate(infos, start=1):
+                need(vi.name, "the name", f"{kind} #{i}")
+                if vi.type.WhichOneof("value") == "tensor_type":
+                    for d in vi.type.tensor_type.shape.dim:
+                        need(d.dim_param, "the dim_param", f"{kind} {vi.name!r}")
+        for i, init in enumerate(self.graph.initializer, start=1):
+            need(init.name, "the name", f"initializer #{i}")
+        for index, node in enumerate(self.graph.node, start=1):
+            label = _node_label(node, index)
+            for what, value in (("op_type", node.op_type), ("name", node.name), ("domain", node.domain)):
+                need(value, f"its {what}", label)
+            for k, name in enumerate(node.input, start=1):
+                need(name, f"input {k}", label)
+            for k, name in enumerate(node.output, start=1):
+                need(name, f"output {k}", label)
+            for a in node.attribute:
+                need(a.name, "the attribute", label)
+
+    def default_opset(self) -> int:
+        """The model's opset of the default domain (``""``, alias ``ai.onnx``)."""
+        versions = [int(o.version) for o in self.model.opset_import if o.domain in ("", "ai.onnx")]
+        if versions:
+            return max(versions)
+        if self.model.ir_version >= 3:
+            raise TeilInputError("the model imports no opset of the default domain (opset_import); a model of IR "
+                                 "version 3 or later must say which it uses", Span(self.file, node="the model"), "onnx")
+        return 1  # IR versions 1 and 2 have no opset_import: opset 1 (onnx/docs/Versioning.md)
+
+    def checker_context(self) -> Any:
+        """onnx.checker's context: the model's IR version and opsets."""
+        ctx = self.onnx.checker.C.CheckerContext()
+        ctx.ir_version = self.model.ir_version
+        ctx.opset_imports = {**{o.domain: int(o.version) for o in self.model.opset_import}, "": self.opset}
+        return ctx
+
+    def tensor_value(self, proto: Any, what: str, span: Span) -> np.ndarray:
+        """The value of a ``TensorProto`` (an initializer, a ``Constant``'s ``value``), checked by
+        ``onnx.checker.check_tensor`` first: a malformed one -- data that does not fill its shape, an
+        undefined element type -- is bad input, not a reshape error of numpy."""
+        onnx = self.onnx
+        if proto.data_location == onnx.TensorProto.EXTERNAL:
+            # numpy_helper would read the file relative to the working directory
+            raise TeilInputError(f"{what} keeps its data in an external file that is not loaded; give the model's "
+                                 f"path (onnx.load reads the data beside it) or load the model with onnx.load",
+                                 span, "onnx")
+        try:
+            onnx.checker.check_tensor(proto, self.context)
+            return np.asarray(onnx.numpy_helper.to_array(proto))
+        except Exception as exc:  # onnx's ValidationError, numpy's reshape and dtype errors: a malformed tensor
+            raise TeilInputError(f"{what} is malformed: {str(exc).splitlines()[0]}", span, "onnx") from None
+
+    def check_node(self, node: Any, span: Span) -> None:
+        """The node against its op's schema in the model's opset (``onnx.checker.check_node``): the
+        number of inputs and outputs, attributes known and of their types, required ones given."""
+        onnx = self.onnx
+        op = node.op_type
+        if op in _LEGACY_BROADCAST and self.opset < _NUMPY_BROADCAST_OPSET:
+            legacy = ("C broadcasts only by its legacy 'broadcast' attribute" if op == "Gemm" else
+                      "B broadcasts only by its legacy 'broadcast' and 'axis' attributes (aligned at 'axis')")
+            raise TeilInputError(f"{op} of opset {self.opset}: before opset {_NUMPY_BROADCAST_OPSET}, {legacy}, "
+                                 f"not numpy's way; core-teil translates the {op} of opset "
+                                 f"{_NUMPY_BROADCAST_OPSET} and later (convert the model with "
+                                 f"onnx.version_converter.convert_version)", span, "onnx")
+        try:
+            schema = onnx.defs.get_schema(op, self.opset, "")
+        except onnx.defs.SchemaError:
+            raise TeilInputError(f"{op} does not exist in opset {self.opset} of the default domain, the model's",
+                                 span, "onnx") from None
+        if not schema.min_input <= len(node.input) <= schema.max_input:
+            formal = ", ".join(i.name for i in schema.inputs)
+            raise TeilInputError(f"{op} of opset {self.opset} takes {_counts(schema.min_input, schema.max_input)} "
+                                 f"input(s) ({formal}), not {len(node.input)}", span, "onnx")
+        if node.domain:  # "ai.onnx", the default domain by its other name, which the context does not import
+            plain = onnx.NodeProto()
+            plain.CopyFrom(node)
+            plain.domain = ""
+            node = plain
+        try:
+            onnx.checker.check_node(node, self.context)
+        except onnx.checker.ValidationError as exc:
+            raise TeilInputError(f"not a valid {op} node of opset {self.opset}: {str(exc).splitlines()[0]}",
+                                 span, "onnx") from None
 
     # -- names --
 
@@ -292,12 +440,31 @@ class _Translator:
         """The allocation name of an ONNX tensor (``graph_inputs`` names them all first)."""
         if tensor not in self.names:
             self.names[tensor] = self.ident(tensor)
+            self.written[self.names[tensor]] = tensor
         return self.names[tensor]
 
     def param(self, dim_param: str) -> str:
         if dim_param not in self.params:
             self.params[dim_param] = self.ident(dim_param)
+            self.written[self.params[dim_param]] = dim_param
         return self.params[dim_param]
+
+    def shown(self, d: Dim) -> str:
+        """An extent in a message: a parameter as the model's ``dim_param`` writes it."""
+        if isinstance(d, str) and self.written.get(d, d) != d:
+            return repr(self.written[d])
+        return str(d)
+
+    def renamed(self, allocs: Sequence[str]) -> str:
+        """`` ['input.1' as input_1, 'batch size' as batch_size]``: how the ONNX names of ``allocs``
+        and of the parameters in their shapes were changed into identifiers, for the spans, so that
+        every message about them also shows the names the model wrote ("" when none was changed)."""
+        seen: list[str] = []
+        for a in allocs:
+            for name in (a, *(d for d in self.allocs[a].shape if isinstance(d, str))):
+                if name not in seen and self.written.get(name, name) != name:
+                    seen.append(name)
+        return f" [{', '.join(f'{self.written[n]!r} as {n}' for n in seen)}]" if seen else ""
 
     # -- types and shapes --
 
@@ -349,18 +516,25 @@ class _Translator:
         self.alloc_labels[name] = label
 
     def graph_inputs(self) -> None:
-        onnx = self.onnx
+        for kind, names in (("graph input", [vi.name for vi in self.graph.input]),
+                            ("initializer", [i.name for i in self.graph.initializer])):
+            twice = sorted(n for n, k in Counter(names).items() if k > 1)
+            if twice:
+                raise TeilInputError(f"{kind} {twice[0]!r} is listed twice (ONNX graphs name each value once)",
+                                     Span(self.file, node=f"{kind} {twice[0]!r}"), "onnx")
         for init in self.graph.initializer:
-            value = onnx.numpy_helper.to_array(init)
+            label = f"initializer {init.name!r}"
+            value = self.tensor_value(init, label, Span(self.file, node=label))
             self.tensors[init.name] = _Tensor(init.name, None, tuple(int(x) for x in value.shape), init.data_type,
-                                              f"initializer {init.name!r}", value)
+                                              label, value)
         # Every tensor is named before any parameter or generated constant, so that it keeps its name.
         for name in [*(vi.name for vi in self.graph.input), *(i.name for i in self.graph.initializer),
                      *(o for n in self.graph.node for o in n.output if o), *(vi.name for vi in self.graph.output)]:
             self.alloc_name(name)
         for vi in self.graph.input:
             if vi.name in self.tensors:
-                continue  # an initializer listed as an input too (IR < 4): its value is the default
+                self.check_default(vi, self.tensors[vi.name])
+                continue
             label = f"graph input {vi.name!r}"
             span = Span(self.file, node=label)
             kind = vi.type.WhichOneof("value")
@@ -372,6 +546,27 @@ class _Translator:
             shape = self.shape_of(vi, span)
             self.tensors[vi.name] = _Tensor(vi.name, alloc, shape, vi.type.tensor_type.elem_type, label)
             self.declare(alloc, shape, "input", label)
+
+    def check_default(self, vi: Any, t: _Tensor) -> None:
+        """A graph input that is also an initializer (IR < 4 lists initializers as inputs): a constant
+        of the model, whose value a caller may override, so its declaration must agree with the value."""
+        label = f"graph input {vi.name!r}"
+        kind = vi.type.WhichOneof("value")
+        tt = vi.type.tensor_type
+        declared = ([d.dim_value if d.WhichOneof("value") == "dim_value" else d.dim_param or "?"
+                     for d in tt.shape.dim] if kind == "tensor_type" and tt.HasField("shape") else None)
+        if kind != "tensor_type":
+            what = _KINDS.get(kind, f"a {kind}") if kind else "of no declared type"
+            problem = f"is {what}, but its initializer is a tensor"
+        elif tt.elem_type and tt.elem_type != t.elem_type:
+            problem = (f"is declared {self.type_name(tt.elem_type)}, but its initializer is "
+                       f"{self.type_name(t.elem_type)}")
+        elif declared is not None and (len(declared) != len(t.shape) or any(
+                isinstance(d, int) and d != e for d, e in zip(declared, t.shape, strict=True))):
+            problem = f"is declared with the shape {declared}, but its initializer has the shape {list(t.shape)}"
+        else:
+            return
+        raise TeilInputError(f"{label} {problem}", Span(self.file, node=label), "onnx")
 
     def constant_alloc(self, alloc: str, value: np.ndarray, label: str) -> str:
         """``alloc``, an ``input`` allocation whose value comes with the model."""
@@ -430,10 +625,17 @@ class _Translator:
         from ..lang.parser import parse
         from ..lang.printer import format_program
 
+        self.check_text()
+        self.opset = self.default_opset()
+        self.context = self.checker_context()
         self.graph_inputs()
         for index, node in enumerate(self.graph.node, start=1):
             self.node(node, index)
         outputs = self.graph_outputs()
+        # the spans show the ONNX names that became other identifiers (with the final shapes' parameters)
+        alloc_labels = {a: label + self.renamed([a]) for a, label in self.alloc_labels.items()}
+        stmt_labels = [label + self.renamed([s.target, *_reads(s.expr)])
+                       for s, label in zip(self.stmts, self.stmt_labels, strict=True)]
         decls: list[Decl] = [Param(tuple(self.params.values()))] if self.params else []
         # inputs (graph inputs, then constants in order of first use) before the nodes' allocations
         decls += sorted(self.allocs.values(), key=lambda a: a.qual != "input")
@@ -442,11 +644,14 @@ class _Translator:
         name = self.file if self.file == ONNX_FILE else f"onnx:{self.file}"
         bare = Program("full", tuple(decls), tuple(self.stmts), file=name)
         text = format_program(bare)
-        program = replace(_with_spans(parse(text, self.file), self.stmt_labels, self.alloc_labels), file=name)
+        program = replace(_with_spans(parse(text, self.file), stmt_labels, alloc_labels), file=name)
         assert program == bare, "printing and parsing must give back the translated program"
-        inputs = tuple((vi.name, t.alloc) for vi in self.graph.input
-                       if (t := self.tensors.get(vi.name)) is not None and t.alloc is not None and t.value is None)
-        return OnnxProgram(program, text, dict(self.constants), inputs, outputs, tuple(self.params.items()))
+        read = [(vi.name, t) for vi in self.graph.input
+                if (t := self.tensors.get(vi.name)) is not None and t.alloc is not None]
+        inputs = tuple((n, t.alloc) for n, t in read if t.value is None)
+        defaults = tuple((n, t.alloc) for n, t in read if t.value is not None)
+        return OnnxProgram(program, text, dict(self.constants), inputs, outputs, tuple(self.params.items()),
+                           defaults)
 
     def node(self, node: Any, index: int) -> None:
         label = _node_label(node, index)
@@ -461,6 +666,7 @@ class _Translator:
         if len(node.output) != 1 or not outs:
             raise TeilInputError(f"{node.op_type} with {len(outs)} outputs; core-teil translates nodes with one "
                                  f"output", span, "onnx")
+        self.check_node(node, span)
         out = node.output[0]
         if out in self.tensors:
             raise TeilInputError(f"{out!r} is produced twice (ONNX graphs assign each name once)", span, "onnx")
@@ -476,9 +682,16 @@ class _Translator:
         self.stmt_labels.append(label)
 
     def constant_node(self, node: Any, attrs: dict[str, Any], label: str, span: Span) -> None:
+        """``Constant``: no statement; its value is read like an initializer's.  ``value_float(s)`` is a
+        FLOAT tensor, ``value_int(s)`` an INT64 one (the ONNX operator spec)."""
         onnx = self.onnx
+        given = [a for a in _CONSTANT_VALUES if a in attrs]
+        if len(given) > 1:
+            raise TeilInputError(f"Constant with the value attributes {', '.join(given)}; it takes exactly one",
+                                 span, "onnx")
         if "value" in attrs:
-            value, elem_type = onnx.numpy_helper.to_array(attrs["value"]), attrs["value"].data_type
+            value = self.tensor_value(attrs["value"], f"the value of {label}", span)
+            elem_type = attrs["value"].data_type
         elif "value_float" in attrs or "value_floats" in attrs:
             value = np.array(attrs.get("value_float", attrs.get("value_floats")), dtype=np.float32)
             elem_type = onnx.TensorProto.FLOAT
@@ -494,7 +707,7 @@ class _Translator:
 
     def graph_outputs(self) -> tuple[tuple[str, str, int], ...]:
         if not len(self.graph.output):
-            raise TeilInputError("the graph has no outputs", Span(self.file), "onnx")
+            raise TeilInputError("the graph has no outputs", Span(self.file, node="the graph"), "onnx")
         out = []
         for vi in self.graph.output:
             label = f"graph output {vi.name!r}"
@@ -509,7 +722,11 @@ class _Translator:
             self.allocs[t.alloc] = replace(a, shape=self.declared(vi, a.shape))
             kind = vi.type.WhichOneof("value")
             declared_type = vi.type.tensor_type.elem_type if kind == "tensor_type" else 0
-            out.append((vi.name, t.alloc, declared_type if declared_type in self.float_types else t.elem_type))
+            if declared_type and declared_type != t.elem_type:
+                raise TeilInputError(f"{label} is declared {self.type_name(declared_type)}, but {t.origin} computes "
+                                     f"{self.type_name(t.elem_type)} (an op's output has the type of its inputs)",
+                                     Span(self.file, node=label), "onnx")
+            out.append((vi.name, t.alloc, t.elem_type))
         return tuple(out)
 
     def declared(self, vi: Any, computed: Shape) -> Shape:
@@ -568,14 +785,23 @@ class _Translator:
 Result = tuple[Expr, Shape, int]
 
 
-def _elem_type(tr: _Translator, node: Any, k: int = 0) -> int:
-    return tr.tensors[node.input[k]].elem_type
+def _elem_type(tr: _Translator, node: Any, span: Span) -> int:
+    """The element type of the node's output: its data operands' one type ``T`` (ONNX's type
+    constraint of every translated op), read after the operands (``tr.data`` checked that each is a float)."""
+    op = node.op_type
+    ks = [0] if op in ("Expand", "ReduceSum", "Squeeze", "Unsqueeze") else range(len(node.input))
+    types = {node.input[k]: tr.tensors[node.input[k]].elem_type for k in ks if node.input[k]}
+    if len(set(types.values())) > 1:
+        listed = ", ".join(f"{name!r} is {tr.type_name(t)}" for name, t in types.items())
+        raise TeilInputError(f"{op}'s operands must have one element type (ONNX's type constraint T): {listed}",
+                             span, "onnx")
+    return next(iter(types.values()))
 
 
 def op_identity(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) -> Result:
     """``Identity``: the variable (T-Var)."""
     x, s = tr.data(node, 0, span)
-    return x, s, _elem_type(tr, node)
+    return x, s, _elem_type(tr, node, span)
 
 
 def _elementwise(op: Any) -> Any:
@@ -587,7 +813,7 @@ def _elementwise(op: Any) -> Any:
         a, sa = tr.data(node, 0, span, "operand A")
         b, sb = tr.data(node, 1, span, "operand B")
         out = broadcast_shape(sa, sb)
-        return Elem(op, broadcast_to(a, sa, out), broadcast_to(b, sb, out)), out, _elem_type(tr, node)
+        return Elem(op, broadcast_to(a, sa, out), broadcast_to(b, sb, out)), out, _elem_type(tr, node, span)
 
     translate.__name__ = f"op_{op}"
     return translate
@@ -608,7 +834,7 @@ def op_transpose(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) 
         if pos != target:
             e = TranspAt(target + 1, pos + 1, e)
             cur[target], cur[pos] = cur[pos], cur[target]
-    return e, tuple(s[p] for p in perm), _elem_type(tr, node)
+    return e, tuple(s[p] for p in perm), _elem_type(tr, node, span)
 
 
 def op_matmul(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) -> Result:
@@ -623,7 +849,7 @@ def op_matmul(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) -> 
     rhs = "j" if len(sb) == 1 else "...jk"
     out = ("..." if len(sa) > 1 or len(sb) > 1 else "") + ("i" if len(sa) > 1 else "") + ("k" if len(sb) > 1 else "")
     e, shape = tr.einsum(f"{lhs},{rhs}->{out}", [(a, sa), (b, sb)], span, "MatMul as the einsum")
-    return e, shape, _elem_type(tr, node)
+    return e, shape, _elem_type(tr, node, span)
 
 
 def op_gemm(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) -> Result:
@@ -654,7 +880,7 @@ def op_gemm(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) -> Re
         if beta != 1.0:
             ce = Elem("mul", tr.scalar(f"{base}_beta", beta, f"beta of {label}"), ce)
         e = Elem("add", e, ce)
-    return e, out, _elem_type(tr, node)
+    return e, out, _elem_type(tr, node, span)
 
 
 def op_einsum(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) -> Result:
@@ -663,10 +889,13 @@ def op_einsum(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) -> 
     if equation is None:
         raise TeilInputError("Einsum without its equation attribute", span, "onnx")
     if isinstance(equation, bytes):
-        equation = equation.decode("utf-8", "replace")
+        try:
+            equation = equation.decode("utf-8")
+        except UnicodeDecodeError:
+            raise TeilInputError(f"Einsum's equation {_quoted(equation)} is not valid UTF-8", span, "onnx") from None
     operands = [tr.data(node, k, span, f"operand {k + 1}") for k in range(len(node.input))]
     e, shape = tr.einsum(equation, operands, span, "Einsum equation")
-    return e, shape, _elem_type(tr, node)
+    return e, shape, _elem_type(tr, node, span)
 
 
 def _axes_of(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) -> list[int] | None:
@@ -684,7 +913,7 @@ def op_reduce_sum(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span)
     axes = _axes_of(tr, node, attrs, span)
     if not axes:
         if attrs.get("noop_with_empty_axes", 0):
-            return x, s, _elem_type(tr, node)
+            return x, s, _elem_type(tr, node, span)
         axes = list(range(len(s)))
     axes = _axes(axes, len(s), span, "ReduceSum")
     e: Expr = x
@@ -695,7 +924,7 @@ def op_reduce_sum(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span)
         for a in sorted(axes):
             e = ExpaAt(a + 1, 1, e)
             shape.insert(a, 1)
-    return e, tuple(shape), _elem_type(tr, node)
+    return e, tuple(shape), _elem_type(tr, node, span)
 
 
 def op_unsqueeze(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) -> Result:
@@ -710,7 +939,7 @@ def op_unsqueeze(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) 
     for a in sorted(_axes(axes, rank, span, "Unsqueeze")):
         e = ExpaAt(a + 1, 1, e)
         shape.insert(a, 1)
-    return e, tuple(shape), _elem_type(tr, node)
+    return e, tuple(shape), _elem_type(tr, node, span)
 
 
 def op_squeeze(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) -> Result:
@@ -722,7 +951,7 @@ def op_squeeze(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) ->
     x, s = tr.data(node, 0, span, "data")
     axes = _axes_of(tr, node, attrs, span)
     if axes is None:
-        symbolic = [d for d in s if isinstance(d, str)]
+        symbolic = [tr.shown(d) for d in s if isinstance(d, str)]
         if symbolic:
             raise TeilInputError(f"Squeeze without axes of a shape with the parameter(s) {', '.join(symbolic)}: "
                                  f"which dimensions it removes would depend on their values; give the axes",
@@ -732,15 +961,16 @@ def op_squeeze(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) ->
     for a in axes:
         d = s[a]
         if isinstance(d, str):
-            raise TeilTypeError(f"Squeeze: axis {a} has extent {d}; only an extent 1 can be removed, and {d} == 1 "
-                                f"does not hold for all parameter values; counterexample: {d} = 2", span, "Squeeze",
-                                counterexample={d: 2})
+            shown = tr.shown(d)
+            raise TeilTypeError(f"Squeeze: axis {a} has extent {shown}; only an extent 1 can be removed, and {shown} "
+                                f"== 1 does not hold for all parameter values; counterexample: {shown} = 2", span,
+                                "Squeeze", counterexample={d: 2})
         if d != 1:
             raise TeilTypeError(f"Squeeze: axis {a} has extent {d}; only an extent 1 can be removed", span, "Squeeze")
     e: Expr = x
     for a in sorted(axes, reverse=True):
         e = ProjAt(a + 1, 1, e)
-    return e, tuple(d for i, d in enumerate(s) if i not in axes), _elem_type(tr, node)
+    return e, tuple(d for i, d in enumerate(s) if i not in axes), _elem_type(tr, node, span)
 
 
 def op_expand(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) -> Result:
@@ -752,11 +982,15 @@ def op_expand(tr: _Translator, node: Any, attrs: dict[str, Any], span: Span) -> 
     target = tr.ints(node, 1, span, "shape")
     if target is None:
         raise TeilInputError("Expand needs its shape", span, "onnx")
+    given = tr.tensors[node.input[1]].value
+    if given is not None and given.ndim != 1:
+        raise TeilInputError(f"Expand's shape {node.input[1]!r} must be a 1-D tensor, not one of shape "
+                             f"{list(given.shape)}", span, "onnx")
     if any(d < 1 for d in target):
         raise TeilTypeError(f"Expand: shape {target} has an extent below 1; Core-TeIL extents are >= 1", span,
                             "Expand")
     out = broadcast_shape(s, tuple(target))
-    return broadcast_to(x, s, out), out, _elem_type(tr, node)
+    return broadcast_to(x, s, out), out, _elem_type(tr, node, span)
 
 
 _HANDLERS: dict[str, Any] = {
@@ -780,6 +1014,13 @@ _HANDLERS: dict[str, Any] = {
 # --------------------------------------------------------------------------
 # Spans: the node's name, and the position in the printed program
 # --------------------------------------------------------------------------
+
+
+def _reads(e: Expr) -> list[str]:
+    """The variables that ``e`` reads, in order of appearance."""
+    if isinstance(e, Var):
+        return [e.name]
+    return [v for f in fields(e) if isinstance(getattr(e, f.name), Expr) for v in _reads(getattr(e, f.name))]
 
 
 def _respan(e: Expr, label: str) -> Expr:
