@@ -481,7 +481,7 @@ def run_small(s: Small, rng: np.random.Generator) -> SmallRow:
     inputs = {name: rng.standard_normal(shape) for name, shape in s.shapes.items()}
     args = list(inputs.values())
     ref = s.einsum(*args)
-    out = {s.output: np.empty_like(ref)}
+    out = {s.output: np.full_like(ref, np.nan)}  # NaN, so that an out= that writes nothing cannot agree
     methods: dict[str, Callable[[], Any]] = {
         "native": lambda: kern(**inputs),
         "native out=": lambda: kern(out=out, **inputs),
