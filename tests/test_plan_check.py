@@ -312,6 +312,18 @@ def test_calls_that_do_not_run_the_steps_are_rejected(what: str, corrupt: Callab
     assert info.value.rule == "plan check: execution", what
 
 
+def test_a_zero_fill_of_an_input_is_rejected() -> None:
+    """A fill that runs no step may zero a temporary or the target, and nothing else."""
+    p = _chain()
+    sp = p.stmts[0]
+    a = next(o for s in sp.lowering.steps for o in s.args if o.leaf is not None and o.store.name == "A")
+    fill = planner.Scheduler(sp.lowering, planner.Operand(sp.nf.target, sp.nf.labels), None).fill(
+        planner.Operand(a.store, a.index))
+    sp.calls.insert(0, planner.single(fill))
+    with pytest.raises(PlanRejected, match="into A@initial; only a zero fill of a whole temporary or target"):
+        check_plan(p)
+
+
 N = 64  # BLAS-sized (planner.BLAS_MIN_VOLUME, BLAS_MIN_DIM)
 
 #: Statements whose temporary is the product of a GEMM-shaped step: as one term of two
@@ -385,4 +397,18 @@ def test_a_blas_temporary_laid_out_otherwise_than_matmul_writes_it_is_rejected(m
     p = planner.plan(check_program(program, {}))
     assert any(c.blas is not None and isinstance(c.blas.out.store, planner.Temp) for c in p.stmts[0].calls)
     with pytest.raises(PlanRejected, match=r"BLAS writes s0\.t0 row-major \[batch, i, j\]"):
+        check_plan(p)
+
+
+def test_a_blas_step_with_a_label_in_no_group_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``C[i, j, x] = Σ_k A[i, k] B[k, j]`` (expa): x is in no operand, so the step is no GEMM;
+    engine.gemm would write the product for one x and leave the rest of C unwritten."""
+    program = ct.parse(f"lang full\ninput alloc A : [{N}, {N}]\ninput alloc B : [{N}, {N}]\n"
+                       f"output alloc C : [{N}, {N}, 2]\nC = expa 3 2 (contr 2 3 (prod A B))\n")
+    eligible = planner.blas_eligible
+    monkeypatch.setattr(planner, "blas_eligible", lambda step, direct: eligible(step, direct) or (
+        step.kind == "mac" and len(step.args) == 2 and direct and bool(planner.classify(step)[4])))
+    p = planner.plan(check_program(program, {}))
+    assert [c.blas is not None for c in p.stmts[0].calls] == [True]
+    with pytest.raises(PlanRejected, match=r"BLAS writes C@0 row-major .* \(labels \['k3_2'\] in no group\)"):
         check_plan(p)
