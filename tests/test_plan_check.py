@@ -20,7 +20,7 @@ import core_teil as ct
 from core_teil.lang.typing import check_program
 from core_teil.native import engine as native
 from core_teil.native import planner
-from core_teil.native.plan_check import PlanRejected, check_plan, smallb_kernel
+from core_teil.native.plan_check import PlanRejected, check_blas_output, check_plan, smallb_kernel
 from core_teil.semantics.eval import evaluate
 
 
@@ -322,6 +322,61 @@ def test_a_zero_fill_of_an_input_is_rejected() -> None:
     sp.calls.insert(0, planner.single(fill))
     with pytest.raises(PlanRejected, match="into A@initial; only a zero fill of a whole temporary or target"):
         check_plan(p)
+
+
+def test_a_zero_fill_of_part_of_the_target_is_rejected() -> None:
+    """The target's fill at a diagonal index ``E[k, k]``: its loops true to that index map,
+    but the rest of E keeps what the memory held."""
+    p = _einsum_plan("ab,bc,cd,de->ae", (2, 3), (3, 4), (4, 2), (2, 3))
+    sp = p.stmts[0]
+    (call,) = [c for c in sp.calls if [d.kind for d in c.ops] == ["fill"]
+               and c.ops[0].operands[0].store is sp.nf.target]
+    k = sp.nf.labels[0]
+    fill = planner.Scheduler(sp.lowering, planner.Operand(sp.nf.target, sp.nf.labels), None).fill(
+        planner.Operand(sp.nf.target, (k, k)))
+    sp.calls[sp.calls.index(call)] = planner.single(fill)
+    with pytest.raises(PlanRejected, match="into E@0; only a zero fill of a whole temporary or target"):
+        check_plan(p)
+
+
+def test_an_op_that_runs_no_step_is_a_fill() -> None:
+    """A stepless op of another kind (a DIV with its argument slots empty) into a temporary of
+    its own, written by nothing else: nothing but this clause refuses it."""
+    p = _chain()
+    sp = p.stmts[0]
+    t = planner.Temp("s0.extra", frozenset(sp.nf.labels), layout=tuple(sp.nf.labels))
+    d = planner.Scheduler(sp.lowering, planner.Operand(sp.nf.target, sp.nf.labels), None).fill(planner.Operand(t))
+    d.kind = "div"
+    call = planner.single(d)
+    call.temps = [t]
+    sp.calls.insert(0, call)
+    with pytest.raises(PlanRejected, match=r"a div op with coefficient 0\.0 that runs no step, into s0\.extra"):
+        check_plan(p)
+
+
+def test_a_step_run_before_the_steps_that_compute_its_factors_is_rejected() -> None:
+    """The last step (D += t0 · t1) moved first, in the statement's steps and in its calls
+    alike: each schedule is still right, but t0 and t1 are read before they are written."""
+    p = _chain()
+    sp = p.stmts[0]
+    last = sp.lowering.steps.pop()
+    sp.lowering.steps.insert(0, last)
+    call = next(c for c in sp.calls if any(d.step is last for d in c.ops))
+    sp.calls.remove(call)
+    sp.calls.insert(1, call)  # after the fill of D
+    with pytest.raises(PlanRejected, match=r"s0\.t\d is read before it is written"):
+        check_plan(p)
+
+
+def test_a_blas_step_summing_a_label_of_one_argument_is_rejected() -> None:
+    """``C[i, j] = Σ_k Σ_x A[i, k, x] B[k, j]`` as one BLAS step (the planner pre-reduces x;
+    a planner that did not): engine.gemm's views have no place for x and read x = 1 only."""
+    i, j, k, x = (planner.Label(n, 3, r) for n, r in [("i", "out"), ("j", "out"), ("k", "red"), ("x", "red")])
+    a, b, c = (planner.Buffer(n, s, "initial") for n, s in [("A", (3, 3, 3)), ("B", (3, 3)), ("C", (3, 3))])
+    step = planner.Step("mac", planner.Operand(c, (i, j)), (planner.Operand(a, (i, k, x)), planner.Operand(b, (k, j))))
+    with pytest.raises(PlanRejected, match=r"\(labels \['x'\] in no group\)"):
+        check_blas_output(step, "statement 1 (C)")
+    check_blas_output(planner.Step("mac", step.out, (planner.Operand(a, (i, k, k)), step.args[1])), "statement 1 (C)")
 
 
 N = 64  # BLAS-sized (planner.BLAS_MIN_VOLUME, BLAS_MIN_DIM)
