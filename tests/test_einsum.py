@@ -384,6 +384,29 @@ def test_too_deep_an_einsum_is_an_input_error(capsys: pytest.CaptureFixture[str]
     assert "nested 211 levels deep in Core-TeIL" in capsys.readouterr().err
 
 
+def test_the_depth_bound_is_the_parsers() -> None:
+    """A permutation of 21 labels with k inversions is k adjacent swaps deep (plus the read
+    of A): 199 make depth 200 = MAX_DEPTH, accepted; 200 are one too many."""
+    from string import ascii_letters
+
+    from core_teil.lang.lowering import lower_expr
+    from core_teil.lang.parser import MAX_DEPTH
+    from core_teil.lang.syntax import depth
+
+    def with_inversions(k: int) -> str:
+        rest, out = list(ascii_letters[:21]), []
+        while rest:  # the Lehmer code: take the (k-th, as far as it goes) remaining label
+            c = min(k, len(rest) - 1)
+            k -= c
+            out.append(rest.pop(c))
+        return f"{ascii_letters[:21]}->{''.join(out)}"
+
+    e = ct.from_einsum(with_inversions(199), (1,) * 21).stmts[0].expr
+    assert depth(e) == depth(lower_expr(e)) == MAX_DEPTH == 200
+    with pytest.raises(ct.TeilInputError, match="nested 201 levels deep; this implementation handles up to 200"):
+        ct.from_einsum(with_inversions(200), (1,) * 21)
+
+
 def test_reductions_and_permutations_lower_to_few_core_steps() -> None:
     """Reducing leftmost first and swapping adjacent labels where that is cheaper keep the
     Core-TeIL program shallow: 'ij->' is red (red A), a rotation of 28 labels 54 steps deep."""
@@ -423,11 +446,22 @@ def test_optimize_refuses_what_numpy_would_not_take(optimize: object) -> None:
 
 
 @pytest.mark.parametrize("engine", ["native", "reference"])
-def test_out_receives_the_result_and_is_returned(engine: str) -> None:
+def test_out_receives_the_result_and_is_returned(engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from core_teil.native import engine as native
+
+    run, outs = native.Kernel.__call__, []
+
+    def call(self: native.Kernel, out: object = None, **inputs: object) -> object:
+        outs.append(out)
+        return run(self, out, **inputs)
+
+    monkeypatch.setattr(native.Kernel, "__call__", call)
     a, b = RNG.standard_normal((2, 3)), RNG.standard_normal((3, 4))
     out = np.full((2, 4), np.nan)
     assert ct.einsum("ij,jk->ik", a, b, out=out, engine=engine) is out
     np.testing.assert_allclose(out, a @ b, rtol=1e-12)
+    # the native kernel writes a C-contiguous out= in place (engine._out_targets), no copy
+    assert [o if o is None else o["C"] is out for o in outs] == ([True] if engine == "native" else [])
     wide = np.full((4, 2), np.nan)  # a transposed view: not C-contiguous, written all the same
     assert ct.einsum("ij,jk->ik", a, b, out=wide.T, engine=engine) is not None
     np.testing.assert_allclose(wide.T, a @ b, rtol=1e-12)

@@ -411,9 +411,10 @@ def _adjacent_swaps(cur: list[str], output: Sequence[str]) -> list[tuple[int, in
     return out
 
 
-def _lowered_cost(swaps: list[tuple[int, int]]) -> tuple[int, int]:
-    """(adjacent swaps after lowering, operators): the lowered depth first, then fewer operators."""
-    return sum(2 * abs(i - j) - 1 for i, j in swaps), len(swaps)
+def _lowered_cost(swaps: list[tuple[int, int]]) -> int:
+    """Adjacent swaps after lowering: the depth the swaps add to the Core-TeIL program.  On a
+    tie ``min`` keeps the selection swaps, the fewer operators."""
+    return sum(2 * abs(i - j) - 1 for i, j in swaps)
 
 
 def _check_depth(expr: Expr, subscripts: str) -> None:
