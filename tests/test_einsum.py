@@ -368,7 +368,19 @@ def test_cli_shapes_with_more_than_one_digit_and_the_empty_scalar(capsys: pytest
     assert parse_shape_arg("12, n") == (12, "n")
 
 
-def test_too_deep_an_einsum_is_an_input_error(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def python_recursion_limit():
+    """Python's default recursion limit, as a program using ct.einsum has it (the CLI's main()
+    raises it for the rest of the test process)."""
+    import sys
+
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    yield
+    sys.setrecursionlimit(before)
+
+
+def test_too_deep_an_einsum_is_an_input_error(capsys: pytest.CaptureFixture[str], python_recursion_limit) -> None:
     """Reversing 21 labels takes 210 adjacent swaps in Core-TeIL, beyond the parser's MAX_DEPTH
     that the later passes rely on (a RecursionError before); 20 take 190 and run."""
     from string import ascii_letters
@@ -385,7 +397,7 @@ def test_too_deep_an_einsum_is_an_input_error(capsys: pytest.CaptureFixture[str]
     assert "nested 211 levels deep in Core-TeIL" in capsys.readouterr().err
 
 
-def test_the_depth_bound_is_the_parsers() -> None:
+def test_the_depth_bound_is_the_parsers(python_recursion_limit) -> None:
     """A permutation of 21 labels with k inversions is k adjacent swaps deep (plus the read
     of A): 199 make depth 200 = MAX_DEPTH, accepted; 200 are one too many."""
     from string import ascii_letters
@@ -408,7 +420,7 @@ def test_the_depth_bound_is_the_parsers() -> None:
         ct.from_einsum(with_inversions(200), (1,) * 21)
 
 
-def test_reductions_and_permutations_lower_to_few_core_steps() -> None:
+def test_reductions_and_permutations_lower_to_few_core_steps(python_recursion_limit) -> None:
     """Reducing leftmost first and swapping adjacent labels where that is cheaper keep the
     Core-TeIL program shallow: 'ij->' is red (red A), a rotation of 28 labels 54 steps deep."""
     from string import ascii_letters
