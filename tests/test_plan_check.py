@@ -103,6 +103,32 @@ def test_a_parallel_loop_that_does_not_exist_is_malformed(beyond: int) -> None:
         check_plan(p)
 
 
+def _reversal(n: int) -> ct.Program:
+    """``B = transp 1 n (transp 2 (n-1) ... A)`` on [2, ..., 2]: no two loops merge, and the
+    first label becomes the fused batch, so the copy has ``n - 1`` loops."""
+    e = "A"
+    for i in range(1, n // 2 + 1):
+        e = f"transp {i} {n + 1 - i} ({e})"
+    shape = ", ".join(["2"] * n)
+    return ct.parse(f"lang full\ninput alloc A : [{shape}]\noutput alloc B : [{shape}]\nB = {e}\n")
+
+
+def test_an_op_with_more_loops_than_the_engine_runs_is_malformed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """P15: the planner refuses a step of more than MAXL - 2 merged loops (TeilResourceError);
+    a planner that did not (its MAXL one larger) is refused by the plan check.  MAXL - 2 loops
+    pass.  (Planning only: the arrays, 2^31 elements, are never made.)"""
+    limit = planner.MAXL - 2
+    p = _plan(_reversal(limit + 1))
+    assert max(len(d.loops) for _, d in _ops(p)) == limit
+    with pytest.raises(ct.TeilError, match=f"the native engine supports {limit}"):
+        planner.plan(check_program(_reversal(limit + 2), {}))
+    monkeypatch.setattr(planner, "MAXL", planner.MAXL + 1)
+    p = planner.plan(check_program(_reversal(limit + 2), {}))
+    assert max(len(d.loops) for _, d in _ops(p)) == limit + 1
+    with pytest.raises(PlanRejected, match="malformed op"):
+        check_plan(p)
+
+
 def _blas_matmul() -> tuple[planner.Plan, planner.Step]:
     p = _plan(ct.load("examples/matmul.teil"), {"l": 64, "m": 64, "n": 64})
     (call,) = p.stmts[0].calls
