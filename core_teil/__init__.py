@@ -110,11 +110,12 @@ def from_einsum(subscripts: str, *shapes: Any, names: Any = None) -> Program:
     return _from_einsum(subscripts, *shapes, names=names)
 
 
-def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | None = None) -> Any:
+def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | None = None, out: Any = None,
+           optimize: Any = False) -> Any:
     """``numpy.einsum`` on a kernel certified by ``ct.prove`` (issue 12; :mod:`core_teil.frontends.einsum`)."""
     from .frontends.einsum import einsum as _einsum
 
-    return _einsum(subscripts, *arrays, engine=engine, pad=pad)
+    return _einsum(subscripts, *arrays, engine=engine, pad=pad, out=out, optimize=optimize)
 
 
 def from_onnx(model_or_path: Any) -> Program:

@@ -45,6 +45,9 @@ REAL = [
     ("bij,bkj->bik", [(2, 3, 4), (2, 5, 4)]),
     ("ijkl->lkji", [(2, 3, 1, 2)]),
     ("ab,bc,cd,de->ae", [(2, 3), (3, 4), (4, 2), (2, 3)]),  # a chain
+    ("ij, jk -> ik", [(3, 4), (4, 5)]),  # numpy skips spaces
+    ("...i,...i", [(1, 1, 3), (2, 2, 3)]),  # two broadcasting 1s in one operand
+    ("abcdefghijklmnopqrstuvwxyzAB", [(1,) * 26 + (2, 3)]),  # rank 28: the output is 'AB' first
 ]
 
 
@@ -181,6 +184,8 @@ def test_symbolic_mismatch_names_operand_label_extents_and_counterexample() -> N
     ("ij,ij->ij", [(2, 1), (2, 4)], ["label 'j'", "1 != 4"]),  # labels never broadcast
     ("...,...", [(2,), (3,)], ["'...'", "2 != 3"]),
     ("...i,...i", [("n", 2), ("m", 2)], ["'...'", "counterexample"]),
+    ("ii->i", [(2, 3)], ["extent 3, but earlier in operand 1 (A, column 1) it has extent 2"]),
+    ("ij,jk->ik", [(2, 3), (4, 5)], ["extent 4, but also in operand 1 (A, column 2) it has extent 3"]),
 ])
 def test_mismatches_are_type_errors(subscripts: str, shapes: list[tuple], words: list[str]) -> None:
     with pytest.raises(ct.TeilTypeError) as info:
@@ -209,6 +214,10 @@ def test_mismatch_in_einsum_is_a_type_error() -> None:
     ("ij", [("n", "red")], "keyword"),
     ("ij", [("n", 2.5)], "not an integer"),
     ("ij", ["nm"], "tuple"),
+    ("i", [(True,)], "extent True is not an integer"),  # a bool is no extent (1 == True)
+    ("...ijk", [(2, 3)], "operand 1 has rank 2 but its subscripts '...ijk' name 3 dimension"),
+    ("...i,...j->ij", [(2, 3), (4,)], "write '...' in the output"),  # numpy refuses it too
+    ("...i->......", [(2, 3)], "the output may contain '...' at most once"),
 ])
 def test_malformed_einsums_are_input_errors(subscripts: str, shapes: list, match: str) -> None:
     with pytest.raises(ct.TeilInputError, match=match) as info:
@@ -289,3 +298,203 @@ def test_results_are_fresh_arrays() -> None:
     assert not np.shares_memory(first, x) and not np.shares_memory(first, second)
     np.testing.assert_array_equal(first, x)
     np.testing.assert_array_equal(second, 2 * x)
+
+
+# -- issue 12 review: the kernel cache, the CLI's shapes, bad inputs, numpy's keywords ----------
+
+
+@pytest.fixture
+def empty_cache(monkeypatch: pytest.MonkeyPatch):
+    from core_teil.frontends import einsum as frontends_einsum
+
+    monkeypatch.setattr(frontends_einsum, "_KERNELS", {})
+    return frontends_einsum
+
+
+def test_the_reference_engine_never_runs_native_code(empty_cache, monkeypatch: pytest.MonkeyPatch) -> None:
+    """engine='reference' after a native run of the same einsum neither compiles (E47) nor
+    reuses the native kernel (E39): the cache is keyed by engine."""
+    from core_teil.native import engine
+
+    a, b = RNG.standard_normal((2, 3)), RNG.standard_normal((3, 4))
+    np.testing.assert_allclose(ct.einsum("ij,jk->ik", a, b), a @ b, rtol=1e-12)
+
+    def native_runs(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the native engine ran for engine='reference'")
+
+    monkeypatch.setattr(engine, "compile", native_runs)
+    monkeypatch.setattr(engine.Kernel, "__call__", native_runs)
+    np.testing.assert_allclose(ct.einsum("ij,jk->ik", a, b, engine="reference"), a @ b, rtol=1e-12)
+    assert sorted(key[3] for key in empty_cache._KERNELS) == ["native", "reference"]
+
+
+def test_each_pad_compiles_its_own_kernel(empty_cache, monkeypatch: pytest.MonkeyPatch) -> None:
+    """E40: pad=4 after an unpadded call compiles a padded kernel (same numbers: only the cache
+    can tell)."""
+    from core_teil.native import engine
+
+    real, pads = engine.compile, []
+
+    def compile_(program: ct.Program, params: dict, pad: int | None = None) -> object:
+        pads.append(pad)
+        return real(program, params, pad)
+
+    monkeypatch.setattr(engine, "compile", compile_)
+    x = RNG.standard_normal((3, 5))
+    for pad in (None, 4, None, 4):
+        np.testing.assert_allclose(ct.einsum("ij->ji", x, pad=pad), x.T, rtol=1e-12)
+    assert pads == [None, 4]
+    assert [k.pad for _, k in empty_cache._KERNELS.values()] == [None, 4]
+
+
+def test_the_kernel_cache_is_bounded(empty_cache, monkeypatch: pytest.MonkeyPatch) -> None:
+    """E42: the oldest kernel goes when the cache is full."""
+    monkeypatch.setattr(empty_cache, "_KERNEL_CACHE_SIZE", 3)
+    for n in range(1, 6):
+        ct.einsum("i->i", np.ones(n), engine="reference")
+    assert [shapes for _, shapes, *_ in empty_cache._KERNELS] == [((3,),), ((4,),), ((5,),)]
+
+
+def test_cli_shapes_with_more_than_one_digit_and_the_empty_scalar(capsys: pytest.CaptureFixture[str]) -> None:
+    """E44, E45: SHAPE '10,3' is [10, 3]; an empty SHAPE is a scalar, like '-'."""
+    from core_teil.frontends.einsum import parse_shape_arg
+
+    assert main(["from-einsum", "ij", "10,3"]) == 0
+    assert "input alloc A : [10, 3]\n" in capsys.readouterr().out
+    assert main(["from-einsum", ",i->i", "", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "input alloc A : []\ninput alloc B : [3]\noutput alloc C : [3]\n" in out
+    assert parse_shape_arg(" ") == parse_shape_arg("-") == ()
+    assert parse_shape_arg("12, n") == (12, "n")
+
+
+@pytest.fixture
+def python_recursion_limit():
+    """Python's default recursion limit, as a program using ct.einsum has it (the CLI's main()
+    raises it for the rest of the test process)."""
+    import sys
+
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    yield
+    sys.setrecursionlimit(before)
+
+
+def test_too_deep_an_einsum_is_an_input_error(capsys: pytest.CaptureFixture[str], python_recursion_limit) -> None:
+    """Reversing 21 labels takes 210 adjacent swaps in Core-TeIL, beyond the parser's MAX_DEPTH
+    that the later passes rely on (a RecursionError before); 20 take 190 and run."""
+    from string import ascii_letters
+
+    twenty = ascii_letters[:20]
+    np.testing.assert_array_equal(ct.einsum(f"{twenty}->{twenty[::-1]}", np.ones((1,) * 20)), np.ones((1,) * 20))
+    letters = ascii_letters
+    for sub in (f"{letters[:21]}->{letters[:21][::-1]}", f"{letters}->{letters[::-1]}",
+                letters):  # the last: implicit output 'A'...'Z' 'a'...'z', 676 adjacent swaps as written
+        with pytest.raises(ct.TeilInputError, match=r"nested \d+ levels deep.*up to 200") as info:
+            ct.einsum(sub, np.ones((1,) * len(sub.partition("->")[0])))
+        assert info.value.exit_code == 2 and info.value.span.column == 1
+    assert main(["from-einsum", f"{ascii_letters[:21]}->{ascii_letters[:21][::-1]}", ",".join("1" * 21)]) == 2
+    assert "nested 211 levels deep in Core-TeIL" in capsys.readouterr().err
+
+
+def test_the_depth_bound_is_the_parsers(python_recursion_limit) -> None:
+    """A permutation of 21 labels with k inversions is k adjacent swaps deep (plus the read
+    of A): 199 make depth 200 = MAX_DEPTH, accepted; 200 are one too many."""
+    from string import ascii_letters
+
+    from core_teil.lang.lowering import lower_expr
+    from core_teil.lang.parser import MAX_DEPTH
+    from core_teil.lang.syntax import depth
+
+    def with_inversions(k: int) -> str:
+        rest, out = list(ascii_letters[:21]), []
+        while rest:  # the Lehmer code: take the (k-th, as far as it goes) remaining label
+            c = min(k, len(rest) - 1)
+            k -= c
+            out.append(rest.pop(c))
+        return f"{ascii_letters[:21]}->{''.join(out)}"
+
+    e = ct.from_einsum(with_inversions(199), (1,) * 21).stmts[0].expr
+    assert depth(e) == depth(lower_expr(e)) == MAX_DEPTH == 200
+    with pytest.raises(ct.TeilInputError, match="nested 201 levels deep; this implementation handles up to 200"):
+        ct.from_einsum(with_inversions(200), (1,) * 21)
+
+
+def test_reductions_and_permutations_lower_to_few_core_steps(python_recursion_limit) -> None:
+    """Reducing leftmost first and swapping adjacent labels where that is cheaper keep the
+    Core-TeIL program shallow: 'ij->' is red (red A), a rotation of 28 labels 54 steps deep."""
+    from string import ascii_letters
+
+    from core_teil.lang.lowering import lower_expr
+    from core_teil.lang.syntax import depth
+
+    p = ct.from_einsum("ij->", (2, 3))
+    assert ct.format(p).endswith("B = red 1 (red 1 A)\n")
+    rotated = ascii_letters[:28]
+    e = ct.from_einsum(rotated, (1,) * 28).stmts[0].expr  # implicit output: 'AB' then 'a'...'z'
+    assert depth(e) == depth(lower_expr(e)) == 2 * 26 + 1
+    assert ct.format(ct.from_einsum("ijk->kji", (2, 3, 4))).endswith("B = transp 1 3 A\n")  # 3 swaps either way
+
+
+def test_non_string_subscripts_are_an_input_error() -> None:
+    with pytest.raises(ct.TeilInputError, match="the subscripts must be a string such as 'ij,jk->ik', not list") \
+            as info:
+        ct.einsum(["ij"], np.ones((2, 3)))
+    assert info.value.exit_code == 2
+    with pytest.raises(ct.TeilInputError, match="not int"):
+        ct.einsum(0, [0, 1])
+
+
+@pytest.mark.parametrize("optimize", [False, True, None, "greedy", "optimal", ["einsum_path", (0, 1)]])
+def test_optimize_takes_numpys_values(optimize: object) -> None:
+    a, b = RNG.standard_normal((2, 3)), RNG.standard_normal((3, 4))
+    want = np.einsum("ij,jk", a, b, optimize=optimize)
+    np.testing.assert_allclose(ct.einsum("ij,jk", a, b, optimize=optimize), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("optimize", ["fastest", 3, [], ["greedy"]])
+def test_optimize_refuses_what_numpy_would_not_take(optimize: object) -> None:
+    with pytest.raises(ct.TeilInputError, match=r"numpy\.einsum takes False, True, 'greedy', 'optimal'"):
+        ct.einsum("ij,jk", np.ones((2, 3)), np.ones((3, 4)), optimize=optimize)
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+def test_out_receives_the_result_and_is_returned(engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from core_teil.native import engine as native
+
+    run, outs = native.Kernel.__call__, []
+
+    def call(self: native.Kernel, out: object = None, **inputs: object) -> object:
+        outs.append(out)
+        return run(self, out, **inputs)
+
+    monkeypatch.setattr(native.Kernel, "__call__", call)
+    a, b = RNG.standard_normal((2, 3)), RNG.standard_normal((3, 4))
+    out = np.full((2, 4), np.nan)
+    assert ct.einsum("ij,jk->ik", a, b, out=out, engine=engine) is out
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
+    # the native kernel writes a C-contiguous out= in place (engine._out_targets), no copy
+    assert [o if o is None else o["C"] is out for o in outs] == ([True] if engine == "native" else [])
+    wide = np.full((4, 2), np.nan)  # a transposed view: not C-contiguous, written all the same
+    assert ct.einsum("ij,jk->ik", a, b, out=wide.T, engine=engine) is not None
+    np.testing.assert_allclose(wide.T, a @ b, rtol=1e-12)
+    scalar = np.zeros(())
+    assert ct.einsum("i,i", a[0], a[0], out=scalar, engine=engine) is scalar
+    assert scalar == pytest.approx(a[0] @ a[0])
+    x = RNG.standard_normal((3, 3))
+    want = x.T.copy()
+    assert ct.einsum("ij->ji", x, out=x, engine=engine) is x  # out is an input: read before written
+    np.testing.assert_array_equal(x, want)
+
+
+@pytest.mark.parametrize(("out", "match"), [
+    (np.zeros((4, 2)), r"out= has shape \[4, 2\], but the einsum's result has shape \[2, 4\]"),
+    (np.zeros((2, 4), dtype=np.float32), "float32"),
+    ([[0.0] * 4] * 2, "out= must be a numpy array"),
+    (np.broadcast_to(np.zeros(4), (2, 4)), "read-only"),
+])
+@pytest.mark.parametrize("engine", ["native", "reference"])
+def test_a_bad_out_is_an_input_error(out: object, match: str, engine: str) -> None:
+    with pytest.raises(ct.TeilInputError, match=match) as info:
+        ct.einsum("ij,jk->ik", np.ones((2, 3)), np.ones((3, 4)), out=out, engine=engine)
+    assert info.value.exit_code == 2

@@ -223,3 +223,27 @@ def test_plan_check_rejects_a_small_matrix_op_parallel_over_its_rows():
     d.batch_strides = tuple(rows[1:])
     with pytest.raises(PlanRejected, match="small-matrix op outside the kernel's limits"):
         check_plan(p)
+
+
+def _ops_of(subscripts: str, *shapes: tuple[int, ...]) -> list[tuple[planner.Call, planner.OpDesc]]:
+    p = plan(check_program(ct.from_einsum(subscripts, *shapes), {}))
+    return [(c, d) for sp in p.stmts for c in sp.calls for d in c.ops]
+
+
+def test_an_op_of_one_loop_runs_parallel_over_it():
+    """planner.single (issue 12 review, P04): the zero fill of the 2x3 target of
+    'ab,bc,cd,de->ae' merges into one loop of 6, which no kernel runs itself: it becomes the
+    parallel batch (stride 1), and the op runs on single elements."""
+    ((call, d),) = [(c, d) for c, d in _ops_of("ab,bc,cd,de->ae", (2, 3), (3, 4), (4, 2), (2, 3))
+                    if d.kind == "fill"]
+    assert (call.nbatch, d.nbatch, d.par, d.loops, d.batch_strides) == (6, 6, 0, (), (1,))
+
+
+def test_a_small_matrix_op_runs_parallel_over_a_loop_outside_its_kernel():
+    """planner.single (P03): MAC2B's kernel runs its last three loops (p, k, j); a fourth,
+    outer loop that moves the output (a, 20 rows of E[a, e, x]) is the parallel batch."""
+    ops = _ops_of("abx,bc,cd,de->aex", (20, 3, 5), (3, 4), (4, 2), (2, 3))
+    call, d = next((c, d) for c, d in ops if d.step is not None and d.operands[0].store.name == "E")
+    assert d.kind == "mac2b_set" and (call.nbatch, d.nbatch, d.par) == (20, 20, 0)
+    assert [lp[0] for lp in d.loops] == [5, 3, 3] and planner.smallb_shape([list(lp) for lp in d.loops])
+    assert d.batch_strides == (15, 15, 0)  # E and A move with a; the small matrix does not

@@ -8,11 +8,21 @@ lowers to full-TeIL operators (paper 000, Fig. 5 and Fig. 8) in one fixed order,
    and ``proj i 1`` per ``...`` dimension of extent 1 that broadcasts (T-Proj);
 2. ``prod`` of the operands, left to right (T-Prod);
 3. ``diag i j`` per label shared by two operands, keeping the first (T-Diag);
-4. ``red i`` per label absent from the output (T-Red);
+4. ``red i`` per label absent from the output, leftmost first (T-Red);
 5. ``transp i j`` into the output's order (T-Transp),
 
 so that ``ct.check``, ``ct.prove``, ``ct.evaluate`` and ``ct.compile`` apply to
-it unchanged.  Extents that einsum identifies (one label, two occurrences) must
+it unchanged.  Core-TeIL (paper 000, section 4.1) has ``red`` of the first
+dimension and ``transp`` of two adjacent ones only, so the lowering of ``red i``
+moves dimension ``i`` to the front past the ones before it, and ``transp i j``
+becomes ``2|i - j| - 1`` adjacent swaps: step 4 reduces leftmost first (each
+label then passes only labels that stay), and step 5 swaps each output label
+into place (selection sort) unless adjacent swaps (insertion sort, as many as
+the permutation has inversions) make the lowered program shallower.  A program
+nested deeper than :data:`~core_teil.lang.parser.MAX_DEPTH`, as written or
+lowered, is refused with a :class:`~core_teil.errors.TeilInputError`: the
+passes after the parser recurse over expressions (a rank-28 rotation was a
+``RecursionError``).  Extents that einsum identifies (one label, two occurrences) must
 be equal for *every* parameter value: ``"ij,jk"`` on ``(m, k)``, ``(q, n)`` is
 rejected with the counterexample ``k = 1, q = 2`` (the extents ONNX's shape
 inference and PyTorch issue 58380 leave unchecked), as the type checker would
@@ -105,14 +115,15 @@ def _opt_einsum_parser() -> Any:
     return parser
 
 
-def _scan(term: str, start: int, subscripts: str) -> list[tuple[str, int]]:
-    """``term``'s labels and ``...`` (as ``"..."``) with their columns in ``subscripts``."""
+def _scan(term: str, start: int, subscripts: str, what: str = "an operand") -> list[tuple[str, int]]:
+    """``term``'s labels and ``...`` (as ``"..."``) with their columns in ``subscripts``;
+    ``what`` (an operand, the output) is named in the errors."""
     out: list[tuple[str, int]] = []
     k = 0
     while k < len(term):
         if term.startswith("...", k):
             if any(t == "..." for t, _ in out):
-                raise _error(TeilInputError, "an operand may contain '...' at most once", subscripts,
+                raise _error(TeilInputError, f"{what} may contain '...' at most once", subscripts,
                              start + k, 3)
             out.append(("...", start + k))
             k += 3
@@ -165,7 +176,7 @@ def parse_subscripts(subscripts: str, shapes: Sequence[Shape]) -> EinsumSpec:
                          subscripts, col, max(1, len(terms[n - 1])))
         if has_ell:
             ell_rank = max(ell_rank, len(shape) - letters)
-    out_items = _scan(tail, len(head) + 2, subscripts) if arrow else None
+    out_items = _scan(tail, len(head) + 2, subscripts, "the output") if arrow else None
     written = {t for items in scanned for t, _ in items if t != "..."}
     seen: dict[str, int] = {}
     for t, col in out_items or ():
@@ -333,6 +344,7 @@ def from_einsum(subscripts: str, *shapes: Any, names: Sequence[str] | None = Non
     spec = parse_subscripts(subscripts, checked)
     extent = _extents(spec, checked, all_names, params)
     expr, labels = _lower(spec, checked, all_names, extent)
+    _check_depth(expr, subscripts)
     out_shape = tuple(extent[c] for c in spec.output)
     stmt_span = Span(EINSUM_FILE, 1, 1, 1, len(subscripts) + 1)
     decls: list[Any] = [Param(params)] if params else []
@@ -362,16 +374,65 @@ def _lower(spec: EinsumSpec, shapes: Sequence[Shape], names: Sequence[str],
     for e, more in parts[1:]:
         expr, cur = Prod(expr, e), cur + more  # 2.
     expr, cur = _merge(expr, cur)  # 3.
-    for pos in range(len(cur) - 1, -1, -1):  # 4.
+    pos = 0
+    while pos < len(cur):  # 4. leftmost first: red i lowers past the i - 1 labels before it
         if cur[pos] not in spec.output:
             expr = RedAt(pos + 1, expr)
             del cur[pos]
-    for target, lab in enumerate(spec.output):  # 5. selection sort by swaps
+        else:
+            pos += 1
+    swaps = min(_selection_swaps(cur, spec.output), _adjacent_swaps(cur, spec.output), key=_lowered_cost)  # 5.
+    for i, j in swaps:
+        expr = TranspAt(i, j, expr)
+        cur[i - 1], cur[j - 1] = cur[j - 1], cur[i - 1]
+    return expr, cur
+
+
+def _selection_swaps(cur: list[str], output: Sequence[str]) -> list[tuple[int, int]]:
+    """``transp i j`` (1-based) putting each output label in place by one swap: at most
+    ``len(cur) - 1`` operators, but each lowers to ``2|i - j| - 1`` adjacent swaps."""
+    cur, out = list(cur), []
+    for target, lab in enumerate(output):
         pos = cur.index(lab)
         if pos != target:
-            expr = TranspAt(target + 1, pos + 1, expr)
+            out.append((target + 1, pos + 1))
             cur[target], cur[pos] = cur[pos], cur[target]
-    return expr, cur
+    return out
+
+
+def _adjacent_swaps(cur: list[str], output: Sequence[str]) -> list[tuple[int, int]]:
+    """``transp i (i + 1)`` moving each output label down into place (insertion sort): one
+    adjacent swap per inversion of the permutation, the fewest Core-TeIL can do."""
+    cur, out = list(cur), []
+    for target, lab in enumerate(output):
+        for pos in range(cur.index(lab), target, -1):
+            out.append((pos, pos + 1))
+            cur[pos - 1], cur[pos] = cur[pos], cur[pos - 1]
+    return out
+
+
+def _lowered_cost(swaps: list[tuple[int, int]]) -> int:
+    """Adjacent swaps after lowering: the depth the swaps add to the Core-TeIL program.  On a
+    tie ``min`` keeps the selection swaps, the fewer operators."""
+    return sum(2 * abs(i - j) - 1 for i, j in swaps)
+
+
+def _check_depth(expr: Expr, subscripts: str) -> None:
+    """The program as written and lowered to Core-TeIL (which ``ct.prove`` type-checks)
+    is nested at most :data:`~core_teil.lang.parser.MAX_DEPTH` deep, the parser's bound for
+    the passes that recurse over expressions."""
+    from ..lang.lowering import lower_expr
+    from ..lang.parser import MAX_DEPTH
+    from ..lang.syntax import depth
+
+    written = depth(expr)
+    lowered = depth(lower_expr(expr)) if written <= MAX_DEPTH else written  # lower_expr recurses
+    if lowered > MAX_DEPTH:
+        raise _error(TeilInputError, f"the einsum's program is nested {lowered} levels deep"
+                     + (" in Core-TeIL, where every transp, diag and red moves one dimension at a time"
+                        if written <= MAX_DEPTH else "")
+                     + f"; this implementation handles up to {MAX_DEPTH} (lang.parser.MAX_DEPTH): fewer "
+                     f"labels, or fewer of them out of order, would do", subscripts, 0, max(1, len(subscripts)))
 
 
 def _merge(e: Expr, cur: list[str]) -> tuple[Expr, list[str]]:
@@ -411,21 +472,63 @@ _KERNEL_CACHE_SIZE = 128
 _LOCK = threading.Lock()
 
 
-def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | None = None) -> np.ndarray:
-    """``numpy.einsum(subscripts, *arrays)`` on a kernel that ``ct.prove`` certified.
+#: numpy.einsum's ``optimize`` values (numpy.einsum_path): accepted, and not used.
+_OPTIMIZE = (False, True, None, "greedy", "optimal")
+
+
+def _check_optimize(optimize: Any) -> None:
+    """``optimize=`` as numpy.einsum takes it: False, True, 'greedy', 'optimal', or a path
+    from ``numpy.einsum_path`` (``['einsum_path', (0, 1), ...]``).  The planner chooses the
+    contraction order itself (planner.contraction_order, by flop count), so the value does
+    not change what runs; anything numpy would not take is an input error."""
+    if isinstance(optimize, (list, tuple)) and optimize and optimize[0] == "einsum_path":
+        return
+    if not any(optimize is v or (isinstance(optimize, str) and optimize == v) for v in _OPTIMIZE):
+        raise TeilInputError(f"optimize={optimize!r}: numpy.einsum takes False, True, 'greedy', 'optimal' "
+                             f"or a path of numpy.einsum_path (ct.einsum accepts them and plans the "
+                             f"contraction order itself)")
+
+
+def _check_out(out: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``out=`` as numpy.einsum takes it, under the dtype policy: a writeable float64 array of
+    the result's shape (never converted: inputs.check_dtype)."""
+    from ..semantics.inputs import check_dtype
+
+    if not isinstance(out, np.ndarray):
+        raise TeilInputError(f"out= must be a numpy array (numpy.einsum's out), not {type(out).__name__}")
+    check_dtype("out", out.dtype, where="out=", role="output")
+    if out.shape != shape:
+        raise TeilInputError(f"out= has shape {list(out.shape)}, but the einsum's result has shape {list(shape)}")
+    if not out.flags.writeable:
+        raise TeilInputError("out= is read-only")
+    return out
+
+
+def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | None = None,
+           out: np.ndarray | None = None, optimize: Any = False) -> np.ndarray:
+    """``numpy.einsum(subscripts, *arrays, out=out, optimize=optimize)`` on a kernel that
+    ``ct.prove`` certified.
 
     The program of :func:`from_einsum` for the arrays' concrete shapes is proved
     (paper Theorem 4.6; with ``pad``, report Theorem 3) and compiled once per
     subscripts, shapes, dtype, engine and pad; ``engine="reference"`` runs the
     semantics of eval.py instead.  Arrays are float64 (the dtype policy of
     :func:`core_teil.semantics.inputs.check_dtype`, never converted); the result has
-    numpy.einsum's shape and axis order (a fresh C-contiguous array).  When the native
-    engine's plan check refuses its own plan, the reference engine runs the program."""
+    numpy.einsum's shape and axis order (a fresh C-contiguous array), or is written into
+    ``out`` (a writeable float64 array of that shape), which is returned, as numpy does.
+    ``optimize`` takes numpy's values and changes nothing: the planner orders the
+    contractions itself.  When the native engine's plan check refuses its own plan, the
+    reference engine runs the program."""
     from ..semantics.inputs import as_array, check_pad
 
+    if not isinstance(subscripts, str):
+        raise TeilInputError(f"the subscripts must be a string such as 'ij,jk->ik', not "
+                             f"{type(subscripts).__name__} (numpy's interleaved form einsum(a, [0, 1], b, "
+                             f"[1, 2]) is not supported)")
     if engine not in ("native", "reference"):
         raise TeilInputError(f"engine must be 'native' or 'reference', not {engine!r}")
     pad = check_pad(pad)
+    _check_optimize(optimize)
     names = _default_names(len(arrays) + 1, set())
     arrs = [as_array(n, a) for n, a in zip(names, arrays, strict=False)]
     shapes = tuple(tuple(int(x) for x in a.shape) for a in arrs)
@@ -461,9 +564,19 @@ def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | Non
             _KERNELS[key] = entry
     program, kernel = entry
     inputs = {a.name: arr for a, arr in zip(program.inputs(), arrs, strict=True)}
-    out_name = program.outputs()[0].name
+    result = program.outputs()[0]
+    if out is not None:
+        shape = tuple(d for d in result.shape if isinstance(d, int))  # concrete shapes: all ints
+        _check_out(out, shape)
+        if kernel is not None and out.flags.c_contiguous:
+            return kernel(out={result.name: out}, **inputs)[result.name]  # written in place
     if kernel is not None:
-        return kernel(**inputs)[out_name]
-    from ..semantics.eval import evaluate
+        value = kernel(**inputs)[result.name]
+    else:
+        from ..semantics.eval import evaluate
 
-    return evaluate(program, inputs, {}, pad)[out_name]
+        value = evaluate(program, inputs, {}, pad)[result.name]
+    if out is None:
+        return value
+    np.copyto(out, value)
+    return out

@@ -1,6 +1,6 @@
 """Translation validation of native plans (issue 5): no unchecked loop on an unproved path.
 
-:func:`check_plan` accepts a :class:`~core_teil.native.planner.Plan` only if three
+:func:`check_plan` accepts a :class:`~core_teil.native.planner.Plan` only if four
 checks pass; otherwise it raises :class:`PlanRejected` and nothing runs.
 
 1. **Index maps against the semantics (Z3).**  eval.py's ``st_stmt`` runs
@@ -29,12 +29,21 @@ checks pass; otherwise it raises :class:`PlanRejected` and nothing runs.
    inside the storage it addresses, and fused scratch temporaries inside the
    thread's scratch: the C loops run without bounds checks only on
    descriptors that passed this check.
+4. **The calls run the steps.**  What the engine executes (each call's BLAS step, then its
+   ops) is exactly the statement's steps, each once and in order, every op the kernel of
+   its step's kind with the step's coefficient; each storage is first written by an
+   assigning op (a zero fill, or an op that writes every element once and alone), a
+   temporary is read only after it is written, and a BLAS step -- ``numpy.matmul``
+   overwrites its output with the plain product -- is its storage's only writer, with
+   coefficient 1, into the whole storage laid out ``[batch, i, j]``.  Without this,
+   checks 1-3 held for plans that dropped, repeated or reordered an op, changed its
+   coefficient or lost a zero fill.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -46,25 +55,30 @@ from ..semantics.eval import Sem, st_stmt
 from ..semantics.symbolic import Read, Z3Interpretation, in_bounds, initial_memory
 from .planner import (
     MAXL,
+    SMALLB_J,
+    SMALLB_K,
     Buffer,
     DivAtom,
     GuardAtom,
     Label,
     Leaf,
+    OpDesc,
     Operand,
     Plan,
+    Step,
     StmtPlan,
     SumAtom,
     Temp,
     TermSchedule,
     batches_disjoint,
     blas_groups,
+    c_strides,
+    classify,
     factor_labels,
     fold,
     gemm2_shape,
     is_scratch,
     merge_loops,
-    smallb_shape,
     stream_violation,
     writes_once,
 )
@@ -351,7 +365,7 @@ def check_calls(sp: StmtPlan) -> None:
             if len(d.loops) > MAXL - 2 or d.nbatch != call.nbatch:
                 raise PlanRejected(f"{where}: malformed op", rule="plan check: descriptor")
             check_loops(d, where)
-            if d.kind in ("mac2b", "mac2b_set") and not smallb_shape([list(lp) for lp in d.loops]):
+            if d.kind in ("mac2b", "mac2b_set") and not smallb_kernel(d.loops):
                 raise PlanRejected(f"{where}: a small-matrix op outside the kernel's limits",
                                    rule="plan check: descriptor")
             if d.kind == "mac2_set" and not gemm2_shape(d.loops):
@@ -398,6 +412,19 @@ def check_calls(sp: StmtPlan) -> None:
                                            rule="plan check: descriptor")
 
 
+def smallb_kernel(loops: Sequence[Sequence[int]]) -> bool:
+    """The loops on which ``tk_smallb`` (teil_kernels.h) computes what they describe, read
+    off the C and not from the planner's :func:`~core_teil.native.planner.smallb_shape`
+    (which adds when the kernel pays): it takes the last three loops as (rows p, summed k,
+    small j), copies ``b[k, j]`` once into stack blocks of ``TK_SMALLB_K`` x 16 (so
+    ``K <= TK_SMALLB_K``, ``J <= TK_SMALLB_J``), walks ``a`` by p and k only, ``b`` by k and
+    j only, and sums over k into one output element per (p, j)."""
+    if len(loops) < 3:
+        return False
+    p, k, j = loops[-3], loops[-2], loops[-1]
+    return j[0] <= SMALLB_J and k[0] <= SMALLB_K and k[1] == 0 and j[2] == 0 and p[3] == 0
+
+
 def check_stream(sp: StmtPlan, call: Any, where: str) -> None:
     """A streamed call (planner.stream_blas) runs BLAS rows ``[lo, hi)`` of the temporary's
     outermost label, then the ops on batch elements ``[lo, hi)``, ``chunk`` at a time: the
@@ -442,9 +469,101 @@ def check_loops(d: Any, where: str) -> None:
                            rule="plan check: descriptor")
 
 
+# ==========================================================================
+# 4. The calls run the steps
+# ==========================================================================
+
+#: The op kinds that run a step of each kind, with the number of arguments their kernel
+#: reads (teil_kernels.h, ``tk_nest``).
+STEP_KERNELS: dict[str, dict[str, int]] = {
+    "mac": {"mac0": 0, "mac1": 1, "mac2": 2, "mac2b": 2, "mac2b_set": 2, "mac2_set": 2},
+    "div": {"div": 2},
+    "sel": {"sel": 2},
+}
+#: Kinds whose kernel assigns its output (``o = ...``); the other mac kinds add (``o += c·...``).
+ASSIGNING = frozenset({"fill", "mac2b_set", "mac2_set", "div", "sel", "blas"})
+
+
+def _run(sp: StmtPlan) -> list[tuple[str, Step | None, OpDesc | None, Any]]:
+    """What the engine executes, in order: (kind, step, op or None for BLAS, the storage it
+    writes) for each call's BLAS step, then its ops (engine.run_call; a fused or streamed
+    call repeats that order per batch element)."""
+    out: list[tuple[str, Step | None, OpDesc | None, Any]] = []
+    for call in sp.calls:
+        if call.blas is not None:
+            out.append(("blas", call.blas, None, call.blas.out.store))
+        out.extend((d.kind, d.step, d, d.operands[0].store) for d in call.ops)
+    return out
+
+
+def check_blas_output(step: Step, where: str) -> None:
+    """engine.gemm multiplies ``[batch, i, k]`` by ``[batch, k, j]`` (blas_groups: every label
+    of the step in one group) and writes the product row-major ``[batch, i, j]`` over the
+    output storage, whatever the output operand's index map says.  (The storage is exactly
+    the step's output labels -- a temporary's layout, or St-Stmt's index of the target -- so
+    row-major strides over them are the whole storage from its first element.)"""
+    *_, extra = classify(step)
+    batch, i, j, _k = blas_groups(step)
+    order = [lab for lab in batch + i + j if lab.bound > 1]
+    _, st = fold(step.out)
+    if extra or [st.get(lab, 0) for lab in order] != list(c_strides([lab.bound for lab in order])):
+        raise PlanRejected(f"{where}: BLAS writes {step.out.store!r} row-major [batch, i, j] over the whole "
+                           f"storage, which is not the step's output"
+                           + (f" (labels {sorted(map(str, extra))} in no group)" if extra else ""),
+                           rule="plan check: execution")
+
+
+def check_execution(sp: StmtPlan) -> None:
+    """Check 4: the calls run exactly the statement's steps, and every storage they write
+    starts from what the steps assume (a zeroed accumulator, or one assigning writer)."""
+    where = f"statement {sp.nf.index + 1} ({sp.nf.stmt.target})"
+    run = _run(sp)
+    stepped = [s for _, s, _, _ in run if s is not None]
+    if len(stepped) != len(sp.lowering.steps) or \
+            any(a is not b for a, b in zip(stepped, sp.lowering.steps, strict=True)):
+        raise PlanRejected(f"{where}: the calls do not run the statement's {len(sp.lowering.steps)} steps, each "
+                           f"once and in order ({len(stepped)} step(s) run)", rule="plan check: execution")
+    writers: dict[int, int] = {}
+    for *_, out in run:
+        writers[id(out)] = writers.get(id(out), 0) + 1
+    written: set[int] = set()
+    for kind, step, d, out in run:
+        if step is None:
+            assert d is not None
+            whole = isinstance(out, Temp) or (out is sp.nf.target and d.operands[0].index == sp.nf.labels)
+            if kind != "fill" or d.coeff != 0.0 or id(out) in written or not whole:
+                raise PlanRejected(f"{where}: a {kind} op with coefficient {d.coeff} that runs no step, into "
+                                   f"{out!r}; only a zero fill of a whole temporary or target, before any "
+                                   f"other write to it, may", rule="plan check: execution")
+        else:
+            for a in step.args:
+                if isinstance(a.store, Temp) and id(a.store) not in written:
+                    raise PlanRejected(f"{where}: {a.store!r} is read before it is written",
+                                       rule="plan check: execution")
+            if d is None:
+                if step.kind != "mac" or len(step.args) != 2 or step.coeff != 1.0:
+                    raise PlanRejected(f"{where}: a BLAS call for a {step.kind} step with coefficient "
+                                       f"{step.coeff}; numpy.matmul computes the plain product",
+                                       rule="plan check: execution")
+                check_blas_output(step, where)
+            elif STEP_KERNELS.get(step.kind, {}).get(kind) != len(step.args) or \
+                    (step.kind == "mac" and d.coeff != step.coeff):
+                raise PlanRejected(f"{where}: a {kind} op with coefficient {d.coeff} runs a {step.kind} step "
+                                   f"of {len(step.args)} argument(s) with coefficient {step.coeff}",
+                                   rule="plan check: execution")
+        if kind in ASSIGNING and kind != "fill" and writers[id(out)] != 1:
+            raise PlanRejected(f"{where}: a {kind} op assigns {out!r}, which {writers[id(out)] - 1} other op(s) "
+                               f"also write", rule="plan check: execution")
+        if kind not in ASSIGNING and id(out) not in written:
+            raise PlanRejected(f"{where}: a {kind} op adds into {out!r} before anything zeroed it",
+                               rule="plan check: execution")
+        written.add(id(out))
+
+
 def check_plan(p: Plan) -> None:
-    """All three checks; raises :class:`PlanRejected` on the first failure."""
+    """All four checks; raises :class:`PlanRejected` on the first failure."""
     sem = SemanticReads(p)
     for sp in p.stmts:
         check_statement(p, sp, sem)
         check_calls(sp)
+        check_execution(sp)

@@ -839,10 +839,15 @@ def _plain(o: Operand) -> bool:
 
 
 def blas_eligible(step: Step, direct: bool) -> bool:
-    """A GEMM-shaped step large enough for BLAS.  Into the statement's target only when
-    ``direct`` (the only step writing it, coefficient 1) and the target is [batch, i, j]
-    (or [batch, j, i]: then the arguments swap, C^T = B^T A^T)."""
+    """A GEMM-shaped step large enough for BLAS.  ``numpy.matmul`` overwrites its output
+    with the plain product (engine.gemm), so only when ``direct`` (the only step writing
+    that storage) with coefficient 1 -- for a temporary too: the two terms of a materialised
+    ``sub`` (``div (sub (A B) (B A)) E``) were two GEMMs into one temporary, the second
+    overwriting the first and its coefficient -1 dropped.  Into the statement's target
+    only when it is [batch, i, j] (or [batch, j, i]: then the arguments swap, C^T = B^T A^T)."""
     if step.kind != "mac" or len(step.args) != 2 or not all(_plain(a) for a in step.args):
+        return False
+    if not direct or step.coeff != 1.0:
         return False
     batch, i, j, k, extra = classify(step)
     if extra or not i or not j or not k:
@@ -851,7 +856,7 @@ def blas_eligible(step: Step, direct: bool) -> bool:
         return False
     if isinstance(step.out.store, Temp):
         return True
-    if not direct or step.coeff != 1.0 or not _plain(step.out):
+    if not _plain(step.out):
         return False
     t = out_order(step)
     nb, ni = len(batch), len(i)
@@ -1157,9 +1162,11 @@ def schedule(nf: StmtNF) -> StmtPlan:
     low = Lowering(f"s{nf.index}")
     target = Operand(nf.target, nf.labels)
     low.poly_into(nf.poly, target)
-    writers = [s for s in low.steps if s.out.store is nf.target]
+    writers: dict[int, int] = {}
     for s in low.steps:
-        s.blas = blas_eligible(s, direct=len(writers) == 1)
+        writers[id(s.out.store)] = writers.get(id(s.out.store), 0) + 1
+    for s in low.steps:
+        s.blas = blas_eligible(s, direct=writers[id(s.out.store)] == 1)
     direct = any(s.blas and s.out.store is nf.target for s in low.steps)
     batch = choose_batch(nf, low)
     calls: list[Call] = []
