@@ -187,8 +187,12 @@ def deep_chains(size: int) -> dict[str, ops.TExpr]:
     product of scalars, a difference of operators times a tensor."""
     w, M = ops.Tensor("w", "n"), ops.Matrix("M", "n", "n")
     s, t, K, g = w, w, M, alpha
+    for _ in range(size):  # one chain after the other: the element-wise one first
+        s = s + w
     for _ in range(size):
-        s, t, K, g = s + w, M(t), K + M, g * alpha
+        g, K = g * alpha, K + M
+    for _ in range(size):
+        t = M(t)
     return {"s": s, "t": t, "k": K(w), "g": (g * M)(w), "d": (K - M)(w) * w}
 
 
