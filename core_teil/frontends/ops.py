@@ -62,7 +62,14 @@ gives the nested form instead, one expression per output
 ``examples/interp_nested.teil``; ``ct.equiv`` proves the two equal.  A
 linear combination is applied term by term and summed (``add``/``sub``,
 ``mul`` by its scalars); an argument that is not an input is materialised
-once into a temporary ``<output>_<k>``.
+once into a temporary ``<output>_<k>``.  So is a subexpression read more
+than once (both operands of ``y + y``, the argument of a combination in the
+nested form, equal subexpressions built apart): computed once, as the
+lifting computes an argument once, so ``y = M(y + y)`` twenty times is 40
+statements, not 2^20 copies; and a statement is split where it would be
+deeper than :data:`INLINE_DEPTH` (a chain of 2000 additions is 21
+statements), as the later passes recurse over expressions.  The lowering is
+linear in the number of distinct subexpressions and never recurses.
 
 TeIL has no numeric literals (paper 000, Fig. 5), so a coefficient is a named
 :class:`Scalar` input; the numbers ``1`` and ``-1`` are accepted as
@@ -76,12 +83,13 @@ import linecache
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import numpy as np
 
 from ..errors import NO_SPAN, Span, TeilError, TeilInputError, TeilTypeError
+from ..lang.parser import MAX_DEPTH
 from ..lang.syntax import (
     ELEM_OPS,
     Alloc,
@@ -110,6 +118,11 @@ OPS_FILE = "<ops>"
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SYMBOL: dict[str, str] = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+
+#: The deepest expression a generated statement has: a deeper one is split by a temporary
+#: (a chain of 2000 additions is 21 statements).  The parser's bound on ``.teil`` files,
+#: which protects the later passes (they recurse over expressions), with room to spare.
+INLINE_DEPTH = MAX_DEPTH // 2
 
 
 # --------------------------------------------------------------------------
@@ -434,13 +447,29 @@ def _same_type(a: Op, b: Op, sym: str) -> None:
 
 
 class TExpr:
-    """A tensor-valued expression of the operator language; ``shape`` is its type."""
+    """A tensor-valued expression of the operator language; ``shape`` is its type.
+
+    An expression is a DAG (``y = M(y + y)`` reads ``y`` twice) and may be thousands of
+    levels deep (a chain ``s = s + t``), so nothing here recurses over it: an application
+    and an element-wise expression compute their shape and hash once, at construction,
+    from their operands' (else each level would ask its operand twice: time exponential
+    in the depth), and equality, :func:`walk` and the lowering use explicit stacks."""
 
     __slots__ = ()
 
     @property
     def shape(self) -> Shape:
         raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TExpr):
+            return NotImplemented
+        return _same(self, other)
+
+    __hash__ = None  # type: ignore[assignment]  # each kind hashes itself (Apply, Pointwise: once)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {_show(self)} : {show_shape(self.shape)}>"
 
     def _elem(self, op: ElemOp, other: Any, reflected: bool = False) -> TExpr:
         if isinstance(other, TExpr):
@@ -528,7 +557,7 @@ class Scalar(TExpr):
         return ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Apply(TExpr):
     """``K(u)``: contract each input dimension of ``K`` with the corresponding trailing
     dimension of ``u`` (paper 000, equation (7)); ``u``'s other, leading dimensions are a
@@ -537,6 +566,8 @@ class Apply(TExpr):
 
     op: Op
     arg: TExpr
+    _shape: Shape = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.op, Op) or not isinstance(self.arg, TExpr):
@@ -561,17 +592,29 @@ class Apply(TExpr):
                                "T-Contr", counterexample=why[1] or None)
                     pos += 1
         if not any(t.sign > 0 for t in self.op.terms()):
-            _raise(TeilInputError, f"applying {self.op}: every term is negated, and TeIL has no negation or numeric "
-                                   f"constants (paper 000, Fig. 5); subtract the "
-                                   f"application from another tensor, or name a coefficient, c = ops.Scalar('c')")
+            _all_negated(self.op)
+        object.__setattr__(self, "_shape", self._type())
+        object.__setattr__(self, "_hash", hash(("apply", self.op, self.arg)))
 
-    @property
-    def shape(self) -> Shape:
+    def _type(self) -> Shape:
         batch = len(self.arg.shape) - len(self.op.in_shape)
         return self.arg.shape[:batch] + self.op.out_shape
 
+    @property
+    def shape(self) -> Shape:
+        return self._shape
 
-@dataclass(frozen=True)
+    def __hash__(self) -> int:
+        return self._hash
+
+
+def _all_negated(op: Op) -> NoReturn:
+    _raise(TeilInputError, f"applying {op}: every term is negated, and TeIL has no negation or numeric "
+                           f"constants (paper 000, Fig. 5); subtract the "
+                           f"application from another tensor, or name a coefficient, c = ops.Scalar('c')")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class Pointwise(TExpr):
     """``x op y`` element-wise (T-Elem), or scaled by a scalar (T-SMul, T-SDiv); the operand
     of lower rank must equal the other's trailing dimensions and is broadcast over the
@@ -580,6 +623,8 @@ class Pointwise(TExpr):
     op: ElemOp
     left: TExpr
     right: TExpr
+    _shape: Shape = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.op not in ELEM_OPS or not isinstance(self.left, TExpr) or not isinstance(self.right, TExpr):
@@ -587,6 +632,8 @@ class Pointwise(TExpr):
                                    f"expressions, not {self.op!r} on {type(self.left).__name__} and "
                                    f"{type(self.right).__name__}")
         a, b = self.left.shape, self.right.shape
+        object.__setattr__(self, "_shape", self._type())
+        object.__setattr__(self, "_hash", hash(("elem", self.op, self.left, self.right)))
         if not a or not b:
             return  # a scalar: T-SMul / T-SDiv, or broadcast over every dimension
         short, long_ = (a, b) if len(a) <= len(b) else (b, a)
@@ -600,31 +647,77 @@ class Pointwise(TExpr):
                                       f"(aligned from the right): {da} vs {db} ({why[0]})",
                        "T-Elem", counterexample=why[1] or None)
 
-    @property
-    def shape(self) -> Shape:
+    def _type(self) -> Shape:
         a, b = self.left.shape, self.right.shape
         return a if len(a) >= len(b) else b
+
+    @property
+    def shape(self) -> Shape:
+        return self._shape
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 def _show(e: Any, limit: int = 60) -> str:
     """A short text of a tensor expression for messages."""
-    if isinstance(e, (Tensor, Scalar)):
-        return e.name
-    if isinstance(e, Apply):
-        text = f"({e.op})({_show(e.arg, limit)})"
-    elif isinstance(e, Pointwise):
-        text = f"({_show(e.left, limit)} {_SYMBOL[e.op]} {_show(e.right, limit)})"
-    else:
-        text = str(e)
+    text = _prefix(e, limit + 1)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def _prefix(e: Any, budget: int) -> str:
+    """The text of ``e``, cut after about ``budget`` characters: each level writes a
+    parenthesis before it descends, so the recursion is at most ``budget`` deep and a deep
+    or shared expression costs O(budget), not its (exponential) text."""
+    if budget <= 0:
+        return ""
+    if isinstance(e, (Tensor, Scalar)):
+        return e.name
+    if isinstance(e, Apply):
+        head = f"({e.op})("
+        return head if len(head) >= budget else head + _prefix(e.arg, budget - len(head)) + ")"
+    if isinstance(e, Pointwise):
+        left = "(" + _prefix(e.left, budget - 1) + f" {_SYMBOL[e.op]} "
+        return left if len(left) >= budget else left + _prefix(e.right, budget - len(left)) + ")"
+    return str(e)
+
+
+def _same(a: TExpr, b: TExpr) -> bool:
+    """Structural equality of two expressions, with a stack and each pair of nodes compared
+    once (a shared node is not compared again down every path)."""
+    stack, seen = [(a, b)], set()
+    while stack:
+        x, y = stack.pop()
+        if x is y or (id(x), id(y)) in seen:
+            continue
+        seen.add((id(x), id(y)))
+        if type(x) is not type(y) or hash(x) != hash(y):
+            return False
+        if isinstance(x, Apply) and isinstance(y, Apply):
+            if x.op != y.op:
+                return False
+            stack.append((x.arg, y.arg))
+        elif isinstance(x, Pointwise) and isinstance(y, Pointwise):
+            if x.op != y.op:
+                return False
+            stack += [(x.left, y.left), (x.right, y.right)]
+        elif x != y:  # Tensor, Scalar: their dataclass equality
+            return False
+    return True
+
+
 def walk(e: TExpr) -> Iterator[TExpr | Factor]:
-    """Every tensor expression and operator factor in ``e``, pre-order (operator before argument,
-    left before right): the order in which :func:`program` declares the inputs."""
+    """Every tensor expression and operator factor in ``e``, each object once, pre-order
+    (operator before argument, left before right): the order in which :func:`program`
+    declares the inputs.  Once per object: ``y = M(y + y)`` twenty times is 41 objects,
+    not 2^20 paths."""
     stack: list[Any] = [e]
+    seen: set[int] = set()
     while stack:
         x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
         yield x
         if isinstance(x, Apply):
             kids: list[Any] = []
@@ -640,19 +733,6 @@ def walk(e: TExpr) -> Iterator[TExpr | Factor]:
 # --------------------------------------------------------------------------
 
 
-def _contract(expr: Expr, dims: list[Any], pairs: Sequence[tuple[Any, Any]]) -> tuple[Expr, list[Any]]:
-    """``contr i j`` for each pair of dimension tokens, at their current positions (1-based,
-    ``i < j``): paper equation (6), ``contr i j e = red i (diag i j e)``."""
-    dims = list(dims)
-    for x, y in pairs:
-        i, j = dims.index(x) + 1, dims.index(y) + 1
-        assert i < j, (dims, x, y)
-        expr = ContrAt(i, j, expr)
-        dims.remove(x)
-        dims.remove(y)
-    return expr, dims
-
-
 def _factor_tokens(f: Factor, tag: int) -> list[tuple[str, int, int]]:
     return [("f", tag, a) for a in range(len(f.shape))]
 
@@ -662,8 +742,84 @@ def _pairs(batch: int, start: int, f: Factor, tag: int) -> list[tuple[Any, Any]]
     return [(("x", batch + start + q), ("f", tag, a)) for q, a in enumerate(f.in_axes)]
 
 
+def _children(e: TExpr) -> list[TExpr]:
+    """The operands of ``e`` in lowering order: an application's argument, then its terms'
+    coefficients; an element-wise expression's left and right operand."""
+    if isinstance(e, Apply):
+        return [e.arg, *(s for t in e.op.terms() for s in t.scalars)]
+    if isinstance(e, Pointwise):
+        return [e.left, e.right]
+    return []
+
+
+def _reads(e: TExpr) -> list[int]:
+    """How often the lowering of ``e`` reads each of :func:`_children`: an application's
+    argument once per term (the nested form reads it in every term's contraction)."""
+    if isinstance(e, Apply):
+        return [len(e.op.terms())] + [1] * (len(_children(e)) - 1)
+    return [1] * len(_children(e))
+
+
+class _Dag:
+    """The outputs' expressions as a DAG of *nodes*: structurally equal subexpressions (the
+    same object read twice, or equal objects) are one node, numbered in post-order, output
+    by output (``ends[i]``: the nodes up to output ``i``), so that a node follows its
+    operands.  ``uses[n]`` counts the reads of node ``n``: one that is read more than once is
+    computed once into a temporary, as the paper's lifting computes an argument once."""
+
+    def __init__(self, roots: Sequence[TExpr]) -> None:
+        self.nodes: list[TExpr] = []
+        self.uses: list[int] = []
+        self.roots: list[int] = []
+        self.ends: list[int] = []
+        self.index: dict[int, int] = {}  # id of an expression object -> its node
+        keys: dict[tuple[Any, ...], int] = {}
+        for root in roots:
+            stack: list[tuple[TExpr, bool]] = [(root, False)]
+            while stack:
+                e, ready = stack.pop()
+                if id(e) in self.index:
+                    continue
+                kids = _children(e)
+                if not ready:  # first its operands (a DAG: none of them is in progress)
+                    stack.append((e, True))
+                    stack.extend((kid, False) for kid in reversed(kids))
+                    continue
+                numbers = [self.index[id(kid)] for kid in kids]
+                key = self._key(e, numbers)
+                node = keys.get(key)
+                if node is None:
+                    node = keys[key] = len(self.nodes)
+                    self.nodes.append(e)
+                    self.uses.append(0)
+                    for kid, reads in zip(numbers, _reads(e), strict=True):
+                        self.uses[kid] += reads
+                self.index[id(e)] = node
+            self.roots.append(self.index[id(root)])
+            self.uses[self.roots[-1]] += 1
+            self.ends.append(len(self.nodes))
+
+    @staticmethod
+    def _key(e: TExpr, kids: list[int]) -> tuple[Any, ...]:
+        if isinstance(e, Tensor):
+            return ("tensor", e.name, e.extents)
+        if isinstance(e, Scalar):
+            return ("scalar", e.name)
+        if isinstance(e, Pointwise):
+            return ("elem", e.op, *kids)
+        assert isinstance(e, Apply)
+        scalars = iter(kids[1:])
+        return ("apply", kids[0], tuple((t.sign, tuple(next(scalars) for _ in t.scalars), t.kron)
+                                         for t in e.op.terms()))
+
+
 class _Lowering:
-    """Statements and declarations of one program; ``lift`` chooses the lifted or nested form."""
+    """Statements and declarations of one program; ``lift`` chooses the lifted or nested form.
+
+    The outputs' DAG (:class:`_Dag`) is lowered node by node, without recursion.  A node read
+    once is an expression nested into its reader; a node read more than once, and any
+    expression as deep as :data:`INLINE_DEPTH`, is a statement into a temporary
+    ``<output>_<k>`` that every reader reads by name."""
 
     def __init__(self, lift: bool, taken: set[str]) -> None:
         self.lift = lift
@@ -671,6 +827,9 @@ class _Lowering:
         self.temps: list[Alloc] = []
         self.stmts: list[Stmt] = []
         self.counter: dict[str, int] = {}
+        self.target = ""  # the output being lowered: its temporaries are named after it
+        self.values: dict[int, str | Expr] = {}  # node -> the allocation that holds it, or its expression
+        self.depths: dict[int, tuple[Expr, int]] = {}  # id of a built expression -> (it, its depth)
 
     def fresh(self, target: str, shape: Shape) -> str:
         k = self.counter.get(target, 0)
@@ -684,39 +843,112 @@ class _Lowering:
         self.temps.append(Alloc(name, shape))
         return name
 
-    def materialise(self, e: Expr, shape: Shape, target: str) -> Var:
+    def materialise(self, e: Expr, shape: Shape) -> Var:
         if isinstance(e, Var):
             return e
-        name = self.fresh(target, shape)
+        name = self.fresh(self.target, shape)
         self.stmts.append(Stmt(name, e))
         return Var(name)
 
-    def value(self, e: TExpr, target: str) -> Expr:
-        """A TeIL expression for ``e``; the lifted steps before it become statements."""
+    def depth(self, e: Expr) -> int:
+        """``syntax.depth(e)``, remembered for every node built here, so that checking each new
+        node costs O(1) and not the size of the tree below it."""
+        stack = [e]
+        while stack:
+            node = stack[-1]
+            if id(node) in self.depths:
+                stack.pop()
+                continue
+            todo = [c for c in node.children() if id(c) not in self.depths]
+            if todo:
+                stack += todo
+                continue
+            stack.pop()
+            self.depths[id(node)] = (node, 1 + max((self.depths[id(c)][1] for c in node.children()), default=0))
+        return self.depths[id(e)][1]
+
+    def spill(self, e: Expr, shape: Shape) -> Expr:
+        """``e`` itself, or a temporary holding it once it is :data:`INLINE_DEPTH` deep: each
+        node built here is spilled, so no statement is deeper (a chain of additions, a
+        combination of many terms, a product of many factors)."""
+        return e if self.depth(e) < INLINE_DEPTH else self.materialise(e, shape)
+
+    def lower(self, outputs: Mapping[str, TExpr]) -> None:
+        """One statement per output, in order, after the temporaries it needs."""
+        dag = _Dag(tuple(outputs.values()))
+        first = 0
+        for (name, _), root, end in zip(outputs.items(), dag.roots, dag.ends, strict=True):
+            self.target = name
+            for node in range(first, end):
+                self.node(dag, node)
+            first = end
+            self.stmts.append(Stmt(name, self.read(root)))
+
+    def read(self, node: int) -> Expr:
+        """The value of ``node`` for one reader: a fresh ``Var`` of the allocation that holds it
+        (a program is a tree: parser.py makes one, and the plan check matches each read of the
+        semantics to one node, plan_check.check_leaf), or its expression, which has this one
+        reader (:class:`_Dag` counted them)."""
+        value = self.values[node]
+        if isinstance(value, str):
+            return Var(value)
+        del self.values[node]
+        return value
+
+    def node(self, dag: _Dag, node: int) -> None:
+        e = dag.nodes[node]
         if isinstance(e, (Tensor, Scalar)):
-            return Var(e.name)
+            self.values[node] = e.name
+            return
         if isinstance(e, Pointwise):
-            return self.pointwise(e, self.value(e.left, target), self.value(e.right, target))
-        assert isinstance(e, Apply)
+            left = self.read(dag.index[id(e.left)])
+            expr = self.pointwise(e, left, self.read(dag.index[id(e.right)]))
+        else:
+            assert isinstance(e, Apply)
+            expr = self.apply(dag, e)
+        expr = self.spill(expr, e.shape)
+        if dag.uses[node] > 1:  # read more than once: computed once
+            expr = self.materialise(expr, e.shape)
+        self.values[node] = expr.name if isinstance(expr, Var) else expr
+
+    def apply(self, dag: _Dag, e: Apply) -> Expr:
+        """``K(u)``: each term applied to the argument, times its scalars, summed."""
+        arg = dag.index[id(e.arg)]
         if self.lift:  # read by every term's first step: computed once
-            name = self.materialise(self.value(e.arg, target), e.arg.shape, target).name
+            name = self.materialise(self.read(arg), e.arg.shape).name
         # a term with coefficient +1 (times its scalars) first: TeIL has no negation
         terms = sorted(e.op.terms(), key=lambda t: t.sign < 0)
+        if terms[0].sign < 0:  # Apply refuses such an operator: not an assert, which -O removes
+            _all_negated(e.op)
         out: Expr | None = None
         for t in terms:
-            # a fresh node for every read: a program is a tree (parser.py makes one); the plan
-            # check matches each read of the semantics to one node (plan_check.check_leaf)
             if self.lift:
-                v = self.lifted(Var(name), e.arg.shape, t.kron, target)
+                v = self.lifted(Var(name), e.arg.shape, t.kron)
             else:
-                v = self.nested(self.value(e.arg, target), e.arg.shape, t.kron)
+                v = self.nested(self.read(arg), e.arg.shape, t.kron)
             for s in reversed(t.scalars):
-                v = Elem("mul", self.value(s, target), v)  # T-SMul
-            out = v if out is None else Elem("add" if t.sign > 0 else "sub", out, v)
-        assert out is not None and terms[0].sign > 0
+                v = self.spill(Elem("mul", self.read(dag.index[id(s)]), v), e.shape)  # T-SMul
+            out = v if out is None else self.spill(Elem("add" if t.sign > 0 else "sub", out, v), e.shape)
+        assert out is not None  # an operator has a term
         return out
 
-    def lifted(self, arg: Expr, shape: Shape, kron: Kron, target: str) -> Expr:
+    def contract(self, expr: Expr, dims: list[Any], pairs: Sequence[tuple[Any, Any]],
+                 extents: Mapping[Any, Dim]) -> tuple[Expr, list[Any]]:
+        """``contr i j`` for each pair of dimension tokens, at their current positions (1-based,
+        ``i < j``): paper equation (6), ``contr i j e = red i (diag i j e)``.  ``extents``: each
+        token's extent, for the shape of a spilled intermediate."""
+        dims = list(dims)
+        for x, y in pairs:
+            i, j = dims.index(x) + 1, dims.index(y) + 1
+            assert i < j, (dims, x, y)
+            dims.remove(x)
+            dims.remove(y)
+            expr = ContrAt(i, j, expr)
+            if self.depth(expr) >= INLINE_DEPTH:  # the shape only then: a rank-2000 step is O(rank)
+                expr = self.materialise(expr, tuple(extents[d] for d in dims))
+        return expr, dims
+
+    def lifted(self, arg: Expr, shape: Shape, kron: Kron) -> Expr:
         """Paper 000, section 5: one contraction per factor, each into a temporary but the last.
         Step ``i`` contracts the leading non-batch dimension(s) of the running tensor with
         ``F_i``'s inputs and appends ``F_i``'s outputs at the end."""
@@ -724,12 +956,13 @@ class _Lowering:
         cur, cur_shape = arg, shape
         for n, f in enumerate(kron.factors):
             dims = [("x", q) for q in range(len(cur_shape))] + _factor_tokens(f, 0)
-            expr, rest = _contract(Prod(cur, Var(f.name)), dims, _pairs(batch, 0, f, 0))
+            extents = dict(zip(dims, cur_shape + f.shape, strict=True))
+            expr, rest = self.contract(Prod(cur, Var(f.name)), dims, _pairs(batch, 0, f, 0), extents)
             assert rest[-len(f.out_axes):] == [("f", 0, a) for a in f.out_axes]
             new_shape = cur_shape[:batch] + cur_shape[batch + len(f.in_axes):] + f.out_shape
             if n == len(kron.factors) - 1:
                 return expr
-            cur, cur_shape = self.materialise(expr, new_shape, target), new_shape
+            cur, cur_shape = self.materialise(expr, new_shape), new_shape
         raise AssertionError("a product has at least one factor")
 
     def nested(self, arg: Expr, shape: Shape, kron: Kron) -> Expr:
@@ -737,8 +970,11 @@ class _Lowering:
         (``examples/interp_nested.teil``), O(n^6) for the CFD operator."""
         batch = len(shape) - len(kron.in_shape)
         right: Expr = Var(kron.factors[-1].name)
+        right_shape = kron.factors[-1].shape
         for f in reversed(kron.factors[:-1]):
             right = Prod(Var(f.name), right)
+            right_shape = f.shape + right_shape
+            right = self.spill(right, right_shape)
         dims: list[Any] = [("x", q) for q in range(len(shape))]
         pairs: list[tuple[Any, Any]] = []
         start = 0
@@ -746,11 +982,11 @@ class _Lowering:
             dims += _factor_tokens(f, tag)
             pairs += _pairs(batch, start, f, tag)
             start += len(f.in_axes)
-        expr, _ = _contract(Prod(arg, right), dims, pairs)
+        extents = dict(zip(dims, shape + right_shape, strict=True))
+        expr, _ = self.contract(self.spill(Prod(arg, right), shape + right_shape), dims, pairs, extents)
         return expr
 
-    @staticmethod
-    def pointwise(e: Pointwise, left: Expr, right: Expr) -> Expr:
+    def pointwise(self, e: Pointwise, left: Expr, right: Expr) -> Expr:
         a, b = e.left.shape, e.right.shape
         if e.op == "mul" and not a:
             return Elem("mul", left, right)  # T-SMul
@@ -760,17 +996,17 @@ class _Lowering:
             return Elem("div", left, right)  # T-SDiv
         out = e.shape
         if len(a) < len(out):
-            left = _broadcast(left, out[:len(out) - len(a)])
+            left = self.broadcast(left, a, out[:len(out) - len(a)])
         if len(b) < len(out):
-            right = _broadcast(right, out[:len(out) - len(b)])
+            right = self.broadcast(right, b, out[:len(out) - len(b)])
         return Elem(e.op, left, right)  # T-Elem
 
-
-def _broadcast(e: Expr, lead: Shape) -> Expr:
-    """``expa 1 d1 (expa 1 d2 (... e))``: new leading dimensions ``lead`` (T-Expa)."""
-    for d in reversed(lead):
-        e = ExpaAt(1, d, e)
-    return e
+    def broadcast(self, e: Expr, shape: Shape, lead: Shape) -> Expr:
+        """``expa 1 d1 (expa 1 d2 (... e))``: new leading dimensions ``lead`` (T-Expa)."""
+        for d in reversed(lead):
+            shape = (d, *shape)
+            e = self.spill(ExpaAt(1, d, e), shape)
+        return e
 
 
 def _kind(x: Tensor | Scalar | Factor) -> str:
@@ -835,8 +1071,7 @@ def program(outputs: Mapping[str, TExpr] | None = None, /, *, lift: bool = True,
         _raise(TeilInputError, f"{', '.join(clash)}: the name of an allocation is also used as an extent "
                                f"(shape parameter)")
     low = _Lowering(lift, names | set(outs) | set(params))
-    for name, e in outs.items():
-        low.stmts.append(Stmt(name, low.value(e, name)))
+    low.lower(outs)
     decls: list[Decl] = [Param(tuple(params))] if params else []
     decls += [Alloc(x.name, x.shape, "input") for x in leaves]
     decls += low.temps
