@@ -534,10 +534,14 @@ def _reachable(address: str) -> None:
     if "://" not in address:
         address = "tcp://" + address
     parts = urlsplit(address)
-    if parts.scheme not in ("tcp", "tls") or parts.hostname is None or parts.port is None:
+    try:
+        port = parts.port  # raises on a port that is no number, or out of range
+    except ValueError as exc:
+        raise TeilInputError(f"--scheduler {address}: not an address of a Dask scheduler ({exc})") from None
+    if parts.scheme not in ("tcp", "tls") or parts.hostname is None or port is None:
         return  # another transport (inproc, ucx, ws): the client decides
     try:
-        socket.create_connection((parts.hostname, parts.port), timeout=5).close()
+        socket.create_connection((parts.hostname, port), timeout=5).close()
     except OSError as exc:
         raise TeilInputError(f"--scheduler {address}: cannot connect to a Dask scheduler there "
                              f"({exc.strerror or exc})") from None

@@ -227,3 +227,19 @@ def test_a_padded_run_past_the_bound_is_compared_after_it(monkeypatch):
     x["x"][3] = 1e308  # a · x overflows to inf: the post-run comparison runs
     agree(k(**x), evaluate(program, x))
     assert checked
+
+
+@pytest.mark.parametrize("example,params", [("matmul", {"l": 2, "m": 3, "n": 4}),
+                                            ("axpy", {"n": 5}),
+                                            ("interp", {"E": 2, "m": 3, "n": 3})])
+def test_a_big_endian_out_array_receives_the_values_not_their_bytes(example, params):
+    # reviewer rS: the kernels wrote native doubles into a '>f8' out= array (C = 1e-320 ...)
+    program = ct.load(f"examples/{example}.teil")
+    k = native.compile(program, params)
+    x = _inputs(program, params, 5)
+    want = evaluate(program, x, params)
+    out = {name: np.zeros(v.shape, dtype=">f8") for name, v in want.items()}
+    got = k(out=out, **x)
+    for name, v in want.items():
+        assert got[name] is out[name]
+        np.testing.assert_allclose(out[name], v, rtol=1e-12)

@@ -71,3 +71,13 @@ def test_an_address_with_no_scheduler_is_bad_input(capsys, tmp_path) -> None:
     code = main(["prove", str(f), "--scheduler", "tcp://127.0.0.1:9", "--no-cache"])
     err = capsys.readouterr().err
     assert code == 2 and "--scheduler tcp://127.0.0.1:9" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:notaport", "127.0.0.1:99999"])
+def test_an_address_that_is_no_address_is_bad_input(capsys, tmp_path, address) -> None:
+    # reviewer rS: reading the port raised ValueError, which left the CLI with exit 70
+    f = tmp_path / "axpy.teil"
+    f.write_text(AXPY)
+    code = main(["prove", str(f), "--scheduler", address, "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 2 and "not an address of a Dask scheduler" in err and "internal error" not in err

@@ -456,11 +456,13 @@ class Kernel:
         137 MB result cost 12 ms of page zeroing): unpadded runs only (a padded result is
         larger than its declared shape), and only arrays that share no memory with an input,
         which the statements still read while they write (such an output is computed into a
-        fresh buffer and copied, so the result is the same)."""
+        fresh buffer and copied, so the result is the same), and only in native byte order."""
         if self.pad is not None:
             return {}
+        # the kernels write native doubles: a big-endian float64 array (a float64 all the same,
+        # inputs.check_dtype) gets the result by np.copyto, which swaps the bytes
         return {name: arr for name, arr in out.items()
-                if not any(np.may_share_memory(arr, x) for x in arrays.values())}
+                if arr.dtype.isnative and not any(np.may_share_memory(arr, x) for x in arrays.values())}
 
     def _results(self, c: Compiled, arrays: dict[str, np.ndarray], inputs: dict[str, Any],
                  params: dict[str, int], targets: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
