@@ -32,7 +32,7 @@ import z3
 
 import core_teil as ct
 from core_teil.cli import main
-from core_teil.errors import TeilInputError, TeilUnknown
+from core_teil.errors import TeilError, TeilInputError, TeilUnknown
 from core_teil.semantics.inputs import required_inputs
 
 #: The module (``ct.emit_c`` and ``from core_teil import emit_c`` are the function).
@@ -525,3 +525,32 @@ def test_the_check_sees_every_access_printed():
     src = E.emit_c(ct.load(str(MATMUL)), {"l": 2, "m": 3, "n": 4})
     printed = len(re.findall(r"\b(?:A|B|C)\[", src.c))
     assert printed == src.checked == 4  # C written twice (-0.0, then accumulated), A and B read once
+
+
+OVERFLOWING_ASSUME = ("lang full\nparam k\nassume 4611686018427387904 * k <= 4611686018427387904\n"
+                      "input alloc A : [1, 3]\noutput alloc C : [3]\nC = proj 1 k A\n")
+
+
+def test_an_assume_that_would_overflow_long_long_refuses_the_parameter(tmp_path):
+    # reviewer rS: 2**62 * k <= 2**62 held for k = 2 in the C (it wrapped), and the certified
+    # kernel read A[1, ...] out of bounds.  Now k above the cap that keeps it exact is EPARAM.
+    p = ct.parse(OVERFLOWING_ASSUME, "oob.teil")
+    src = E.emit_c(p, name="oob")
+    assert "if (k > 1LL)" in src.c
+    lib = build([src], tmp_path)
+    a = np.arange(3.0).reshape(1, 3)
+    rc, outs = call(lib, src, {"A": a}, {"k": 1})
+    assert rc == 0 and (outs["C"] == a[0]).all()
+    assert call(lib, src, {"A": a}, {"k": 2}, layout={"k": 1})[0] == 2  # _EPARAM, never a read past A
+
+
+@pytest.mark.parametrize(("text", "kw", "fragment"), [
+    (None, {"pad": 2**32 + 1}, "a C kernel rounds extents up to multiples of at most"),
+    (None, {"params": {"l": 2**61}}, "larger than any extent a C kernel can address"),
+    ("lang full\nparam k\nassume 9223372036854775806 + 2 * k >= 1\ninput alloc A : [k]\noutput alloc C : [k]\nC = A\n",
+     {}, "no parameter value >= 1 keeps it within a C long long"),
+])
+def test_values_a_c_kernel_cannot_compute_with_are_refused_when_emitting(text, kw, fragment):
+    p = ct.parse(text, "t.teil") if text else ct.load(str(MATMUL))
+    with pytest.raises(TeilError, match=re.escape(fragment)):
+        E.emit_c(p, **kw)

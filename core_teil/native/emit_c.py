@@ -762,6 +762,14 @@ def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | No
     runs every statement over its whole domain before the next (no :func:`fuse`)."""
     pad = check_pad(pad)
     params = check_params(params, program)
+    # what the C computes with them must not overflow its 64-bit integers (reviewer rS: a pad
+    # of 2**63 - 1 wrapped the padded extents round to 0; a huge parameter did not compile)
+    if pad is not None and pad > MAX_PAD:
+        raise TeilInputError(f"--pad {pad}: a C kernel rounds extents up to multiples of at most {MAX_PAD:,}")
+    for p_, v in (params or {}).items():
+        if v > MAX_ELEMENTS:
+            raise TeilInputError(f"--param {p_}={v}: larger than any extent a C kernel can address "
+                                 f"({MAX_ELEMENTS:,} elements)")
     if name is None:
         name = default_name(program)
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in C_KEYWORDS or name.startswith("ct_"):
@@ -1115,6 +1123,12 @@ class _Build:
 #: ``CT_MAXEL`` of the emitted C with a 64-bit ``ptrdiff_t``: the bytes of an array fit it.
 MAX_ELEMENTS = (2**63 - 1) // 8
 
+#: The largest ``pad`` the C accepts: ``(n + M - 1) / M * M`` with ``n <= CT_MAXEL`` stays in range.
+MAX_PAD = 2**32
+
+#: The largest value of ``long long``, the type the C evaluates an ``assume`` in.
+LLONG_MAX = 2**63 - 1
+
 
 class _Sizes:
     """The parameter checks and element counts of the function's entry: each parameter >= 1
@@ -1164,6 +1178,8 @@ class _Sizes:
             c = cname(p)
             out.append(f"{pad}if ({c} < 1 || {c} > CT_MAXEL) {fail}")
         for cond in self.typed.program.conds:
+            for name, cap in self.caps(cond):
+                out.append(f"{pad}if ({cname(name)} > {cap}LL) {fail}  /* so that the assume below cannot overflow */")
             out.append(f"{pad}if (!({self.cond_c(cond)})) {fail}  /* assume {_comment(str_cond(cond))} */")
         for e, local in sorted(em.padded.items(), key=lambda kv: kv[1]):
             out.append(f"{pad}const ptrdiff_t {local} = ({cname(str(e.base))} + {e.pad - 1}) / {e.pad} * {e.pad};")
@@ -1178,19 +1194,48 @@ class _Sizes:
                 out.append(f"{pad}{local} += {p};")
         return out
 
+    def _side(self, lin_: Any) -> tuple[int, list[tuple[int, str]]]:
+        """One side of an ``assume``: its constant (given parameters substituted) and its terms."""
+        const, terms = 0, []
+        for t in lin_.terms:
+            if t.name is None:
+                const += t.coef
+            elif t.name in self.typed.params:
+                const += t.coef * self.typed.params[t.name]
+            else:
+                terms.append((t.coef, t.name))
+        return const, terms
+
+    def caps(self, cond: Any) -> list[tuple[str, int]]:
+        """Bounds on the symbolic parameters of ``cond`` under which each side, evaluated in
+        ``long long`` term by term, cannot overflow: ``|const| + Σ |coef| · cap <= LLONG_MAX``.
+        A parameter above its cap is refused (EPARAM), as one above ``CT_MAXEL`` is: a refusal
+        is safe, a wrapped comparison is not (reviewer rS: ``assume 2**62 * k <= 2**62`` held
+        for k = 2 in C, and the kernel read out of bounds).  Empty when ``CT_MAXEL`` suffices."""
+        caps: dict[str, int] = {}
+        for side in (cond.lhs, cond.rhs):
+            const, terms = self._side(side)
+            if abs(const) > LLONG_MAX:
+                raise TeilResourceError(f"assume {str_cond(cond)}: the constant {const} does not fit a C long long")
+            if not terms:
+                continue
+            cap = (LLONG_MAX - abs(const)) // sum(abs(c) for c, _ in terms)
+            if cap < 1:
+                raise TeilResourceError(f"assume {str_cond(cond)}: no parameter value >= 1 keeps it within a C "
+                                        f"long long")
+            for _, name in terms:
+                caps[name] = min(caps.get(name, MAX_ELEMENTS), cap)
+        return [(n, c) for n, c in sorted(caps.items()) if c < MAX_ELEMENTS]
+
     def cond_c(self, cond: Any) -> str:
         """An ``assume`` as C (linear over parameters; given ones substituted), in ``long long``
-        arithmetic: parameters are below ``CT_MAXEL``, coefficients small."""
+        arithmetic, which :meth:`caps` keeps from overflowing."""
         def lin(lin_: Any) -> str:
-            parts = []
-            for t in lin_.terms:
-                if t.name is None:
-                    parts.append(f"{t.coef}LL")
-                elif t.name in self.typed.params:
-                    parts.append(f"{t.coef * self.typed.params[t.name]}LL")
-                else:
-                    parts.append(f"{t.coef}LL * {cname(t.name)}")
-            return " + ".join(parts) or "0LL"
+            const, terms = self._side(lin_)
+            parts = [f"{c}LL * {cname(n)}" for c, n in terms]
+            if const or not parts:
+                parts.append(f"{const}LL")
+            return " + ".join(parts)
 
         return f"{lin(cond.lhs)} {cond.op} {lin(cond.rhs)}"
 
