@@ -554,3 +554,26 @@ def test_values_a_c_kernel_cannot_compute_with_are_refused_when_emitting(text, k
     p = ct.parse(text, "t.teil") if text else ct.load(str(MATMUL))
     with pytest.raises(TeilError, match=re.escape(fragment)):
         E.emit_c(p, **kw)
+
+
+def test_names_of_the_compilers_headers_and_cxx_compile(tmp_path):
+    # reviewer rS: emit-c exited 0 on names the C did not compile with (GNU mode's `linux`,
+    # math.h's INFINITY, the emitter's CT_MAXEL and TEIL_*_OK, C++'s `new` in the header)
+    text = ("param linux, new\ninput alloc INFINITY : [linux]\ninput alloc class : [new]\n"
+            "input alloc CT_MAXEL : [linux]\noutput alloc TEIL_NAMES_OK : [linux, new]\n"
+            "output alloc asm : [linux]\nTEIL_NAMES_OK = prod INFINITY class\nasm = add INFINITY CT_MAXEL\n")
+    src = E.emit_c(ct.parse(text, "names.teil"))
+    (tmp_path / src.header).write_text(src.h)
+    (tmp_path / "k.c").write_text(src.c)
+    r = subprocess.run([CC, "-O2", "-Wall", "-Werror", "-c", str(tmp_path / "k.c"), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    cxx = shutil.which("c++")
+    if cxx is not None:
+        (tmp_path / "use.cc").write_text(f'#include "{src.header}"\nint main() {{ return 0; }}\n')
+        r = subprocess.run([cxx, "-Wall", "-Werror", "-c", str(tmp_path / "use.cc"), "-I", str(tmp_path),
+                            "-o", str(tmp_path / "use.o")], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    for name in ("exp", "abs", "linux", "TEIL_X"):
+        with pytest.raises(TeilInputError, match="not a C identifier the kernel may use"):
+            E.emit_c(ct.load(str(MATMUL)), name=name)

@@ -313,14 +313,48 @@ C_KEYWORDS = frozenset((
     "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool",
     "_Complex", "_Imaginary", "NULL", "NAN", "main", "free", "malloc", "ptrdiff_t", "size_t",
     "work",  # the workspace argument of every kernel
+)) | frozenset((
+    # C11/C23 keywords, and what the compilers' default (GNU) modes predefine (reviewer rS:
+    # a parameter named `linux` or `asm` did not compile)
+    "_Alignas", "_Alignof", "_Atomic", "_Generic", "_Noreturn", "_Static_assert", "_Thread_local", "alignas",
+    "alignof", "bool", "constexpr", "false", "nullptr", "static_assert", "thread_local", "true", "typeof",
+    "typeof_unqual", "asm", "linux", "unix", "i386", "i686", "x86_64",
+    # C++ keywords: the header declares the kernel for C++ callers too (extern "C")
+    "and", "and_eq", "bitand", "bitor", "catch", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+    "const_cast", "consteval", "constinit", "co_await", "co_return", "co_yield", "decltype", "delete",
+    "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+    "operator", "or", "or_eq", "private", "protected", "public", "reinterpret_cast", "requires",
+    "static_cast", "template", "this", "throw", "try", "typeid", "typename", "using", "virtual", "wchar_t",
+    "xor", "xor_eq",
+    # macros of the headers the file includes (math.h, stddef.h, stdint.h, stdlib.h)
+    "INFINITY", "HUGE_VAL", "HUGE_VALF", "HUGE_VALL", "FP_NAN", "FP_INFINITE", "FP_ZERO", "FP_NORMAL",
+    "FP_SUBNORMAL", "EXIT_SUCCESS", "EXIT_FAILURE", "RAND_MAX", "MB_CUR_MAX", "offsetof", "errno",
+    "INT8_MAX", "INT16_MAX", "INT32_MAX", "INT64_MAX", "INT8_MIN", "INT16_MIN", "INT32_MIN", "INT64_MIN",
+    "UINT8_MAX", "UINT16_MAX", "UINT32_MAX", "UINT64_MAX", "INTMAX_MAX", "INTMAX_MIN", "UINTMAX_MAX",
+    "INTPTR_MAX", "INTPTR_MIN", "UINTPTR_MAX", "PTRDIFF_MAX", "PTRDIFF_MIN", "SIZE_MAX", "WCHAR_MAX",
+    "WCHAR_MIN", "WINT_MAX", "WINT_MIN", "SIG_ATOMIC_MAX", "SIG_ATOMIC_MIN", "M_PI", "M_E",
 ))
+
+#: Functions of the C library a kernel's own name must not redeclare (``--name exp`` gave
+#: "conflicting types for built-in function").
+C_LIBRARY = frozenset((
+    "abs", "acos", "asin", "atan", "atan2", "ceil", "cos", "cosh", "exp", "exp2", "fabs", "floor", "fma",
+    "fmax", "fmin", "fmod", "frexp", "hypot", "ldexp", "log", "log10", "log2", "modf", "pow", "round",
+    "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "isnan", "isinf", "isfinite", "labs", "llabs", "div",
+    "ldiv", "exit", "abort", "atexit", "calloc", "realloc", "aligned_alloc", "qsort", "bsearch", "rand",
+    "srand", "atoi", "atol", "atof", "strtod", "strtol", "getenv", "system", "memcpy", "memset", "memmove",
+    "strlen", "printf", "puts",
+))
+
+#: Prefixes of the emitter's own names and macros (``ct_*``, ``CT_MAXEL``, ``TEIL_<NAME>_OK``).
+C_PREFIXES = ("ct_", "CT_", "u_", "_", "TEIL_")
 
 
 def cname(name: str) -> str:
     """A TeIL name as a C identifier: itself, unless it is a C keyword (or a name of the C
     library the file uses) or starts with a prefix the emitter keeps for itself (``ct_``,
     ``u_``, ``_``); then ``u_`` + name.  Injective, and never one of the emitter's ``ct_`` names."""
-    if name in C_KEYWORDS or name.startswith(("ct_", "u_", "_")):
+    if name in C_KEYWORDS or name.startswith(C_PREFIXES):
         return "u_" + name
     return name
 
@@ -772,7 +806,8 @@ def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | No
                                  f"({MAX_ELEMENTS:,} elements)")
     if name is None:
         name = default_name(program)
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in C_KEYWORDS or name.startswith("ct_"):
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in C_KEYWORDS or name in C_LIBRARY \
+            or name.startswith(("ct_", "CT_", "TEIL_")):
         raise TeilInputError(f"--name {name!r}: not a C identifier the kernel may use")
     header = header or f"{name}.h"
     if not re.fullmatch(r"[A-Za-z0-9_.+-]+", header):
