@@ -471,7 +471,7 @@ def _run_pool(jobs: int, todo: list[tuple[int, Task]], finish: Callable[[int, Ke
     # a spawn re-imports numpy and z3 per worker.  The server imports this module once.
     ctx = multiprocessing.get_context("forkserver")
     # the modules every worker needs (z3, numpy, the obligation generator), imported once
-    ctx.set_forkserver_preload([__name__, f"{__package__}.prove", f"{__package__}.cache"])
+    ctx.set_forkserver_preload([__name__, f"{__package__}.proving.prove", f"{__package__}.proving.cache"])
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         futures = {pool.submit(prove_one, t): (i, t) for i, t in todo}
         try:

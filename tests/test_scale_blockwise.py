@@ -99,3 +99,17 @@ def test_blockwise_inputs_are_checked() -> None:
         k.blockwise(2, A=A, u=np.ones((5, 3, 3)))
     with pytest.raises(ct.TeilInputError):
         k.blockwise(2, u=u)  # A missing
+
+
+def test_inputs_blockwise_cannot_split_are_input_errors() -> None:
+    # reviewer rS: a list reached v.shape (AttributeError), unknown chunk sizes reached int(nan)
+    import dask.array as da
+
+    k = ct.compile(INTERP)
+    A, u = np.ones((2, 3)), np.ones((5, 3, 3, 3))
+    with pytest.raises(ct.TeilInputError, match="input 'u' is a list; expected a numpy or dask array"):
+        k.blockwise(2, A=A, u=u.tolist())
+    unknown = da.from_array(u, chunks=(2, 3, 3, 3))
+    unknown = unknown[unknown[:, 0, 0, 0] > 0]  # boolean indexing: chunk sizes unknown
+    with pytest.raises(ct.TeilInputError, match="chunks of unknown size"):
+        k.blockwise(2, A=A, u=unknown)

@@ -25,6 +25,7 @@ refused with the reason for each candidate.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -235,6 +236,12 @@ def blockwise(program: Program, params: Mapping[str, int] | None, pad: int | Non
 
     if isinstance(chunks, bool) or not isinstance(chunks, int | np.integer) or chunks < 1:
         raise TeilInputError(f"chunks={chunks!r}: expected the number of elements per block, an integer >= 1")
+    for name, v in inputs.items():  # reviewer rS: a list reached v.shape (AttributeError)
+        if not isinstance(v, np.ndarray | da.Array):
+            raise TeilInputError(f"blockwise: input {name!r} is a {type(v).__name__}; expected a numpy or dask array")
+        if isinstance(v, da.Array) and any(math.isnan(c) for dim in v.chunks for c in dim):
+            raise TeilInputError(f"blockwise: input {name!r} has chunks of unknown size; call "
+                                 f"compute_chunk_sizes() on it first")
     params = dict(params or {})
     analysis = analysis or batch_dimension(program, params, batch)
     if not analysis.ok:
