@@ -303,3 +303,64 @@ def test_a_single_file_and_a_library_share_kernel_entries(capsys, tmp_path) -> N
     assert again.totals()["kernels_from_cache"] == 1
     assert main(["prove", str(lib / "axpy.teil"), "--cache", str(tmp_path / "cache")]) == 0
     assert "note: every obligation was proved by an earlier run (the proof cache)" in capsys.readouterr().out
+
+
+# -- review rS: kernel entries are served only for the kernel, parameters and pad they were made for
+
+SQUARE_ONLY = "param k\ninput alloc A : [k]\ninput alloc B : [3]\noutput alloc C : [k]\nC = add A B\n"
+
+
+def _library_run(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    from core_teil.cli import main
+
+    main(["prove", *argv, "--jobs", "1", "--json"])
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_kernel_entry_copied_under_another_kernels_key_is_rejected(tmp_path) -> None:
+    cache = ProofCache(tmp_path / "cache")
+    fields = solver_fields("z3", None)
+    good_key, bad_key = (cache.source_key(t, {}, None, fields) for t in (AXPY, BAD))
+    assert prove_cached(parse(AXPY, "axpy.teil"), cache=cache, source=AXPY, kernel_key=good_key).ok
+    good, bad = Path(cache._path("kernels", good_key)), Path(cache._path("kernels", bad_key))
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.write_bytes(good.read_bytes())  # a genuine, correctly signed entry, under the refuted kernel's name
+    again = ProofCache(tmp_path / "cache")
+    report = prove_cached(parse(BAD, "bad.teil"), cache=again, source=BAD, kernel_key=bad_key)
+    assert not report.ok and report.exit_code == 1 and again.stats.rejected >= 1 and again.stats.kernel_hits == 0
+
+
+def test_an_entry_made_with_parameters_is_not_served_without_them(capsys, tmp_path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "square.teil").write_text(SQUARE_ONLY)
+    cache = str(tmp_path / "cache")
+    first = _library_run(capsys, str(lib), "--cache", cache, "--param", "k=3")
+    assert first["summary"]["proved"] == 1
+    second = _library_run(capsys, str(lib), "--cache", cache)  # every k: T-Elem needs k = 3
+    assert second["summary"]["refuted"] == 1 and second["summary"]["kernels_from_cache"] == 0
+    assert second["kernels"][0]["certificate"]["params"] in ({}, None)
+
+
+def test_an_unpadded_entry_is_not_served_for_a_padded_run(capsys, tmp_path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "axpy.teil").write_text(AXPY)
+    cache = str(tmp_path / "cache")
+    plain = _library_run(capsys, str(lib), "--cache", cache)
+    padded = _library_run(capsys, str(lib), "--cache", cache, "--pad", "4")
+    assert padded["summary"]["kernels_from_cache"] == 0 and padded["summary"]["solver_decided"] >= 1
+    cert_plain, cert_padded = plain["kernels"][0]["certificate"], padded["kernels"][0]["certificate"]
+    assert cert_padded["pad"] == 4 and cert_plain["pad"] is None
+    assert len(cert_padded["obligations"]) > len(cert_plain["obligations"])
+
+
+def test_a_kernel_entry_is_not_served_once_one_of_its_obligation_entries_is_gone(tmp_path, solver_calls) -> None:
+    cache = ProofCache(tmp_path / "cache")
+    prove_cached(parse(AXPY, "axpy.teil"), cache=cache, source=AXPY)
+    victim = next(iter(sorted((tmp_path / "cache" / "v1" / "obligations").rglob("*.json"))))
+    victim.unlink()
+    solver_calls.clear()
+    again = ProofCache(tmp_path / "cache")
+    report = prove_cached(parse(AXPY, "axpy.teil"), cache=again, source=AXPY)
+    assert report.ok and again.stats.kernel_hits == 0 and again.stats.misses >= 1 and solver_calls
