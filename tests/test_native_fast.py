@@ -243,3 +243,21 @@ def test_a_big_endian_out_array_receives_the_values_not_their_bytes(example, par
     for name, v in want.items():
         assert got[name] is out[name]
         np.testing.assert_allclose(out[name], v, rtol=1e-12)
+
+
+def test_an_out_array_in_fortran_order_is_refused():
+    # reviewer rS (O02): the kernels address out= as dense row-major storage
+    k = native.compile(ct.load("examples/matmul.teil"), {"l": 3, "m": 3, "n": 3})
+    with pytest.raises(ct.TeilInputError, match="C-contiguous"):
+        k(out={"C": np.asfortranarray(np.zeros((3, 3)))}, A=np.ones((3, 3)), B=np.eye(3))
+
+
+def test_an_out_array_overlapping_an_input_gets_the_right_values():
+    # reviewer rS (O05): the statement still reads A while it writes C; a partial overlap
+    # must go through a fresh buffer, as an identical one does
+    k = native.compile(ct.load("examples/matmul.teil"), {"l": 6, "m": 4, "n": 4})
+    rng = np.random.default_rng(3)
+    big = rng.standard_normal((9, 4))
+    a, b = big[:6].copy(), rng.standard_normal((4, 4))
+    got = k(A=big[:6], B=b, out={"C": big[3:9]})
+    np.testing.assert_allclose(got["C"], a @ b, rtol=1e-12)
