@@ -198,6 +198,15 @@ def test_emitted_kernels_compute_the_reference_engines_doubles(kernels, variant)
         params = params_of(p, table)
         if not concrete and "k" in params and params["k"] < 2:
             continue  # fig11 assumes k >= 2
+        # reviewer rS: with • and ±inf in every input many outputs were • everywhere, so the
+        # arithmetic was never compared; plain normal values keep every value defined
+        # (controlled division by 0 has its own test below)
+        finite = random_inputs(p, params, seed=n + 10, specials=False)
+        want_finite = ct.evaluate(p, finite, params, pad)
+        assert all(np.isfinite(w).all() for w in want_finite.values()), "a vacuous comparison"
+        rc, got = call(lib, src, finite, params)
+        assert rc == 0
+        assert_bits(got, want_finite, f"{variant_id(variant)} at {params}, defined inputs")
         inputs = random_inputs(p, params, seed=n, infinite=pad is None)
         want = ct.evaluate(p, inputs, params, pad)
         for work in (False, True):  # the kernel's own workspace, and the caller's
@@ -577,3 +586,30 @@ def test_names_of_the_compilers_headers_and_cxx_compile(tmp_path):
     for name in ("exp", "abs", "linux", "TEIL_X"):
         with pytest.raises(TeilInputError, match="not a C identifier the kernel may use"):
             E.emit_c(ct.load(str(MATMUL)), name=name)
+
+
+def test_controlled_division_in_c_is_the_reports(tmp_path):
+    # report Definition 8: 0/0 = 0, 0/• = 0, v/0 = • (never inf); reviewer rS: no test divided by 0
+    p = ct.parse("param n\ninput alloc A : [n]\ninput alloc B : [n]\noutput alloc C : [n]\nC = div A B\n", "d.teil")
+    src = E.emit_c(p, {"n": 6}, name="teil_div")
+    lib = build([src], tmp_path)
+    a = np.array([0.0, 0.0, 2.0, -3.0, 0.0, 5.0])
+    b = np.array([0.0, 4.0, 0.0, 0.0, np.nan, 2.0])
+    rc, got = call(lib, src, {"A": a, "B": b}, {"n": 6})
+    want = ct.evaluate(p, {"A": a, "B": b})
+    assert rc == 0
+    assert_bits(got, want, "div")
+    assert got["C"][0] == 0.0 and got["C"][4] == 0.0 and np.isnan(got["C"][2:4]).all() and got["C"][5] == 2.5
+
+
+@pytest.mark.parametrize("pad", [None, 4])
+def test_a_diagonal_reads_the_diagonal(tmp_path, pad):
+    # reviewer rS (E06): a repeated index variable must add the strides of both positions
+    p = ct.parse("lang full\nparam n\ninput alloc A : [n, n, 2]\noutput alloc D : [n, 2]\nD = diag 1 2 A\n", "g.teil")
+    src = E.emit_c(p, {"n": 3}, pad, name=f"teil_diag{pad or 0}")
+    lib = build([src], tmp_path)
+    a = np.arange(18.0).reshape(3, 3, 2)
+    rc, got = call(lib, src, {"A": a}, {"n": 3})
+    assert rc == 0
+    assert_bits(got, ct.evaluate(p, {"A": a}, None, pad), "diag")
+    np.testing.assert_array_equal(got["D"][:3, :2], a[[0, 1, 2], [0, 1, 2]])
