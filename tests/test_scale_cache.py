@@ -364,3 +364,36 @@ def test_a_kernel_entry_is_not_served_once_one_of_its_obligation_entries_is_gone
     again = ProofCache(tmp_path / "cache")
     report = prove_cached(parse(AXPY, "axpy.teil"), cache=again, source=AXPY)
     assert report.ok and again.stats.kernel_hits == 0 and again.stats.misses >= 1 and solver_calls
+
+
+def test_a_key_file_too_short_to_be_a_key_is_bad_input(tmp_path, monkeypatch, capsys) -> None:
+    # reviewer rS (C22): a key of a few bytes can be guessed, so entries signed with it prove nothing
+    from core_teil.cli import main
+
+    monkeypatch.delenv("CORE_TEIL_CACHE_KEY")
+    path = tmp_path / "xdg-config" / "core-teil" / "cache-key"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"abc")
+    f = tmp_path / "axpy.teil"
+    f.write_text(AXPY)
+    assert main(["prove", str(f), "--cache", str(tmp_path / "cache")]) == 2
+    assert "cannot make the proof cache's key" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_audit_re_decides_a_forged_kernel_entry(capsys, tmp_path, jobs) -> None:
+    # reviewer rS (C23, L18): a kernel entry sealed with the key must not bypass --cache-audit
+    from core_teil.cli import main
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "bad.teil").write_text(BAD)
+    cache = ProofCache(tmp_path / "cache")
+    key = cache.source_key(BAD, {}, None, solver_fields("z3", None))
+    good = prove_cached(parse(AXPY, "axpy.teil"), cache=cache, source=AXPY)
+    forged = json.loads(json.dumps(good.to_json()))
+    cache.write("kernels", key, {"report": forged, "obligations": [None] * len(forged["obligations"]),
+                                 "solver": solver_fields("z3", None).fields()})
+    capsys.readouterr()
+    assert main(["prove", str(lib), "--jobs", jobs, "--cache", str(tmp_path / "cache"), "--cache-audit"]) == 1
+    assert main(["prove", str(lib / "bad.teil"), "--cache", str(tmp_path / "cache"), "--cache-audit"]) == 1
