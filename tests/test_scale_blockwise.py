@@ -113,3 +113,27 @@ def test_inputs_blockwise_cannot_split_are_input_errors() -> None:
     unknown = unknown[unknown[:, 0, 0, 0] > 0]  # boolean indexing: chunk sizes unknown
     with pytest.raises(ct.TeilInputError, match="chunks of unknown size"):
         k.blockwise(2, A=A, u=unknown)
+
+
+def test_a_read_of_the_last_element_is_refused() -> None:
+    # reviewer rS (B02): v[e] = u[E] reads past every block but the last; `index < e` misses it
+    p = ct.parse("param E\ninput alloc u : [E]\noutput alloc v : [E]\nv = expa E (proj E u)\n")
+    assert batch_dimension(p).status is BatchStatus.REFUSED
+
+
+def test_a_sum_over_the_batch_dimension_is_refused() -> None:
+    # reviewer rS (B05): v[e] = u[e] + Σ_e' c — a block of length 2 sums 2 terms, not E
+    p = ct.parse("param E\ninput alloc u : [E]\ninput alloc c : []\noutput alloc v : [E]\n"
+                 "v = add u (expa E (red (expa E c)))\n")
+    assert batch_dimension(p).status is BatchStatus.REFUSED
+
+
+def test_a_batch_axis_that_is_not_the_first(tmp_path) -> None:
+    # reviewer rS (B07, B08, B15): E is the second axis of u and v
+    p = ct.parse("lang full\nparam n, E\ninput alloc u : [n, E]\noutput alloc v : [n, E]\n"
+                 "v = add u (expa 1 n (red 1 u))\n")
+    a = batch_dimension(p)
+    assert a.ok and a.param == "E" and a.axes["u"] == 1
+    u = np.arange(21.0).reshape(3, 7)
+    got = ct.compile(p).blockwise(3, u=da.from_array(u, chunks=(3, 2)))
+    np.testing.assert_allclose(got["v"].compute(), ct.evaluate(p, {"u": u})["v"], rtol=1e-12)
