@@ -201,3 +201,28 @@ def test_the_examples_prove_as_their_single_file_verdicts_say(tmp_path) -> None:
     summary = batch.run([str(ROOT / "examples" / "*.teil")], jobs=2, cache=tmp_path / "c")
     for r in summary.results:
         assert r.status is (KernelStatus.REFUTED if "bad" in Path(r.path).name else KernelStatus.PROVED), r.text
+
+
+def test_junit_and_json_count_every_obligation_by_its_verdict(capsys, tmp_path) -> None:
+    # reviewer rS (L05, L06, L07, L21): unknowns are failures in JUnit, every testcase is counted,
+    # and the JSON summary counts refuted and unknown obligations apart
+    lib = kernels(tmp_path, matmul=MATMUL)
+    xml = tmp_path / "unknown.xml"
+    code, _, _ = run(capsys, "prove", str(lib), "--jobs", "1", "--no-cache", "--timeout", "1e-7",
+                     "--junit", str(xml))
+    assert code == 3
+    root = ET.parse(xml).getroot()
+    (suite,) = root.iter("testsuite")
+    cases = list(suite.iter("testcase"))
+    assert cases and all(c.find("failure") is not None and c.find("failure").get("type") == "unknown" for c in cases)
+    assert suite.get("tests") == str(len(cases)) == root.get("tests")
+    assert suite.get("failures") == str(len(cases)) == root.get("failures")
+    (tmp_path / "two").mkdir()
+    lib2 = kernels(tmp_path / "two", axpy=AXPY, bad=BAD)
+    code, out, _ = run(capsys, "prove", str(lib2), "--jobs", "1", "--no-cache", "--json")
+    s = json.loads(out)["summary"]
+    assert code == 1 and s["obligations_refuted"] == 2 and s["obligations_unknown"] == 0
+    assert s["obligations_proved"] + s["obligations_refuted"] + s["obligations_unknown"] == s["obligations"]
+    code, out, _ = run(capsys, "prove", str(lib), "--jobs", "1", "--no-cache", "--timeout", "1e-7", "--json")
+    s = json.loads(out)["summary"]
+    assert s["obligations_unknown"] == s["obligations"] > 0 and s["obligations_refuted"] == 0
