@@ -195,6 +195,12 @@ def test_params_apply_to_the_kernels_that_declare_them(capsys, tmp_path) -> None
     doc = json.loads(out)
     assert code == 0
     assert [k["certificate"]["params"] for k in doc["kernels"]] == [{"n": 3}, {"n": 3}]
+    # reviewer rS (L12): a kernel that does not declare n is proved without it, for every shape
+    only_m = "param m\ninput alloc x : [m]\noutput alloc y : [m]\ny = add x x\n"
+    (lib / "only_m.teil").write_text(only_m)
+    code, out, _ = run(capsys, "prove", str(lib), "--jobs", "1", "--no-cache", "--param", "n=3", "--json")
+    by = {Path(k["file"]).name: k for k in json.loads(out)["kernels"]}
+    assert code == 0 and by["only_m.teil"]["status"] == "proved" and by["only_m.teil"]["certificate"]["params"] == {}
 
 
 def test_the_examples_prove_as_their_single_file_verdicts_say(tmp_path) -> None:
