@@ -452,7 +452,7 @@ def test_optimize_takes_numpys_values(optimize: object) -> None:
     np.testing.assert_allclose(ct.einsum("ij,jk", a, b, optimize=optimize), want, rtol=1e-12)
 
 
-@pytest.mark.parametrize("optimize", ["fastest", 3, [], ["greedy"]])
+@pytest.mark.parametrize("optimize", ["fastest", 3, [], ["greedy"], 0, 1, 0.0, np.True_, "dp"])
 def test_optimize_refuses_what_numpy_would_not_take(optimize: object) -> None:
     with pytest.raises(ct.TeilInputError, match=r"numpy\.einsum takes False, True, 'greedy', 'optimal'"):
         ct.einsum("ij,jk", np.ones((2, 3)), np.ones((3, 4)), optimize=optimize)

@@ -493,3 +493,27 @@ def test_a_blas_step_with_a_label_in_no_group_is_rejected(monkeypatch: pytest.Mo
     assert [c.blas is not None for c in p.stmts[0].calls] == [True]
     with pytest.raises(PlanRejected, match=r"BLAS writes C@0 row-major .* \(labels \['k3_2'\] in no group\)"):
         check_plan(p)
+
+
+# reviewer rP (P16, P19): the kernel of an op must be the one of its step's kind, not only of its arity
+
+
+def _division_plan() -> planner.Plan:
+    return _plan(ct.parse("param n\ninput alloc A : [n]\ninput alloc B : [n]\noutput alloc C : [n]\n"
+                          "C = div A B\n"), {"n": 5})
+
+
+def test_a_div_step_on_the_sel_kernel_is_rejected() -> None:
+    p = _division_plan()
+    d = next(d for _, d in _ops(p) if d.kind == "div")
+    d.kind = "sel"
+    with pytest.raises(PlanRejected, match="a sel op with coefficient .* runs a div step"):
+        check_plan(p)
+
+
+def test_a_mac_step_on_the_div_kernel_is_rejected() -> None:
+    p = _chain()
+    d = next(d for _, d in _stepped(p) if d.kind == "mac2")
+    d.kind = "div"
+    with pytest.raises(PlanRejected, match="a div op with coefficient .* runs a mac step"):
+        check_plan(p)
