@@ -507,7 +507,7 @@ def test_a_div_step_on_the_sel_kernel_is_rejected() -> None:
     p = _division_plan()
     d = next(d for _, d in _ops(p) if d.kind == "div")
     d.kind = "sel"
-    with pytest.raises(PlanRejected, match="a sel op with coefficient .* runs a div step"):
+    with pytest.raises(PlanRejected, match=r"a sel op with coefficient .* runs a div step"):
         check_plan(p)
 
 
@@ -515,5 +515,5 @@ def test_a_mac_step_on_the_div_kernel_is_rejected() -> None:
     p = _chain()
     d = next(d for _, d in _stepped(p) if d.kind == "mac2")
     d.kind = "div"
-    with pytest.raises(PlanRejected, match="a div op with coefficient .* runs a mac step"):
+    with pytest.raises(PlanRejected, match=r"a div op with coefficient .* runs a mac step"):
         check_plan(p)
