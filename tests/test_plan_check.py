@@ -517,3 +517,25 @@ def test_a_mac_step_on_the_div_kernel_is_rejected() -> None:
     d.kind = "div"
     with pytest.raises(PlanRejected, match=r"a div op with coefficient .* runs a mac step"):
         check_plan(p)
+
+
+def test_a_blas_call_for_a_step_that_is_not_a_product_is_rejected() -> None:
+    # reviewer rP (P11): numpy.matmul computes a plain product, never a controlled division;
+    # the check said ValueError (from planner.blas_groups) before it said PlanRejected
+    p = _division_plan()
+    c, d = next((c, d) for c, d in _ops(p) if d.kind == "div")
+    c.ops.remove(d)
+    c.blas = d.step
+    with pytest.raises(PlanRejected, match="a BLAS call for a div step of 2 argument") as info:
+        check_plan(p)
+    assert info.value.rule == "plan check: execution"
+
+
+def test_a_blas_call_for_a_sum_of_one_factor_is_rejected() -> None:
+    # reviewer rP (P12): a step of one factor handed to the two-operand BLAS call
+    p = _plan(ct.parse("param n\ninput alloc A : [n, n]\noutput alloc B : [n]\nB = red A\n"), {"n": 3})
+    c, d = next((c, d) for c, d in _ops(p) if d.step is not None and len(d.step.args) == 1)
+    c.ops.remove(d)
+    c.blas = d.step
+    with pytest.raises(PlanRejected, match="a BLAS call for a mac step of 1 argument"):
+        check_plan(p)

@@ -350,6 +350,12 @@ def check_calls(sp: StmtPlan) -> None:
     for call in sp.calls:
         if call.blas is not None:
             step = call.blas
+            if step.kind != "mac" or len(step.args) != 2:
+                # before blas_groups, which reads a product of two's labels and fails on anything
+                # else (reviewer rP: a corrupted plan raised ValueError instead of being rejected);
+                # the coefficient is check 4's (check_execution)
+                raise PlanRejected(f"{where}: a BLAS call for a {step.kind} step of {len(step.args)} argument(s); "
+                                   f"numpy.matmul computes the product of two", rule="plan check: execution")
             batch, i, j, k = blas_groups(step)
             views = [(step.args[0], batch + i + k), (step.args[1], batch + k + j), (step.out, batch + i + j)]
             for o, order in views:
