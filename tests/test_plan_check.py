@@ -503,19 +503,24 @@ def _division_plan() -> planner.Plan:
                           "C = div A B\n"), {"n": 5})
 
 
-def test_a_div_step_on_the_sel_kernel_is_rejected() -> None:
-    p = _division_plan()
-    d = next(d for _, d in _ops(p) if d.kind == "div")
-    d.kind = "sel"
-    with pytest.raises(PlanRejected, match=r"a sel op with coefficient .* runs a div step"):
-        check_plan(p)
+def _div_on_sel(p: planner.Plan) -> None:
+    next(d for _, d in _ops(p) if d.kind == "div").kind = "sel"
 
 
-def test_a_mac_step_on_the_div_kernel_is_rejected() -> None:
-    p = _chain()
-    d = next(d for _, d in _stepped(p) if d.kind == "mac2")
-    d.kind = "div"
-    with pytest.raises(PlanRejected, match=r"a div op with coefficient .* runs a mac step"):
+def _mac_on_div(p: planner.Plan) -> None:
+    next(d for _, d in _stepped(p) if d.kind == "mac2").kind = "div"
+
+
+@pytest.mark.parametrize(("make", "corrupt", "match"), [
+    (_division_plan, _div_on_sel, r"a sel op with coefficient .* runs a div step"),
+    (_chain, _mac_on_div, r"a div op with coefficient .* runs a mac step"),
+], ids=["div step on sel", "mac step on div"])
+def test_an_op_on_the_kernel_of_another_step_kind_is_rejected(make: Callable[[], planner.Plan],
+                                                             corrupt: Callable[[planner.Plan], None],
+                                                             match: str) -> None:
+    p = make()
+    corrupt(p)
+    with pytest.raises(PlanRejected, match=match):
         check_plan(p)
 
 
