@@ -420,6 +420,22 @@ def test_the_depth_bound_is_the_parsers(python_recursion_limit) -> None:
         ct.from_einsum(with_inversions(200), (1,) * 21)
 
 
+def test_written_at_the_bound_is_still_checked_in_core(monkeypatch: pytest.MonkeyPatch,
+                                                       python_recursion_limit) -> None:
+    """The Core-TeIL depth is measured whenever the written program is within MAX_DEPTH,
+    the bound included: a hundred operands 'a' are written exactly 200 deep, and their
+    lowering (a red per product, one dimension at a time) is far deeper, so refused."""
+    from core_teil.frontends import einsum as frontend
+    from core_teil.lang.syntax import depth
+
+    written: list[int] = []
+    check = frontend._check_depth
+    monkeypatch.setattr(frontend, "_check_depth", lambda e, s: (written.append(depth(e)), check(e, s)))
+    with pytest.raises(ct.TeilInputError, match=r"nested \d+ levels deep in Core-TeIL.*up to 200"):
+        ct.from_einsum(",".join("a" * 100) + "->", *[(2,)] * 100)
+    assert written == [200]
+
+
 def test_reductions_and_permutations_lower_to_few_core_steps(python_recursion_limit) -> None:
     """Reducing leftmost first and swapping adjacent labels where that is cheaper keep the
     Core-TeIL program shallow: 'ij->' is red (red A), a rotation of 28 labels 54 steps deep."""
