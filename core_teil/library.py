@@ -466,12 +466,14 @@ def default_jobs() -> int:
 def _run_pool(jobs: int, todo: list[tuple[int, Task]], finish: Callable[[int, KernelResult], None]) -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     # forkserver: a fork of a process that holds Z3, OpenMP or BLAS threads may deadlock;
     # a spawn re-imports numpy and z3 per worker.  The server imports this module once.
     ctx = multiprocessing.get_context("forkserver")
     # the modules every worker needs (z3, numpy, the obligation generator), imported once
     ctx.set_forkserver_preload([__name__, f"{__package__}.proving.prove", f"{__package__}.proving.cache"])
+    broken: list[tuple[int, Task]] = []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         futures = {pool.submit(prove_one, t): (i, t) for i, t in todo}
         try:
@@ -479,12 +481,41 @@ def _run_pool(jobs: int, todo: list[tuple[int, Task]], finish: Callable[[int, Ke
                 i, t = futures[fut]
                 try:
                     finish(i, fut.result())
-                except Exception as exc:  # the worker died (killed, out of memory): that kernel's error
-                    finish(i, KernelResult(t.path, KernelStatus.ERROR, 70, 0.0,
-                                           text=f"{t.path}: the worker process failed: {type(exc).__name__}: {exc}"))
+                except BrokenProcessPool:
+                    broken.append((i, t))
+                except Exception as exc:  # the result could not come back: that kernel's error
+                    finish(i, _worker_failed(t, exc))
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+    if broken:
+        _run_alone(ctx, jobs, sorted(broken, key=lambda it: it[0]), finish)
+
+
+def _run_alone(ctx: Any, jobs: int, todo: list[tuple[int, Task]],
+               finish: Callable[[int, KernelResult], None]) -> None:
+    """The kernels of a pool that broke: a worker died (killed, out of memory, a crash in Z3) and
+    the pool failed every kernel it had not finished, not only the dead worker's, which it does
+    not name.  Each is proved again alone in a new process (``jobs`` at a time), so that only a
+    kernel that kills its own worker is reported as that error (70)."""
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    def alone(item: tuple[int, Task]) -> tuple[int, KernelResult]:
+        i, t = item
+        with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+            try:
+                return i, pool.submit(prove_one, t).result()
+            except Exception as exc:
+                return i, _worker_failed(t, exc)
+
+    with ThreadPoolExecutor(max_workers=jobs) as threads:
+        for i, r in threads.map(alone, todo):
+            finish(i, r)
+
+
+def _worker_failed(t: Task, exc: BaseException) -> KernelResult:
+    return KernelResult(t.path, KernelStatus.ERROR, 70, 0.0,
+                        text=f"{t.path}: the worker process failed: {type(exc).__name__}: {exc}")
 
 
 def _run_dask(address: str, todo: list[tuple[int, Task]], finish: Callable[[int, KernelResult], None]) -> None:
