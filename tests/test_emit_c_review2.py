@@ -175,7 +175,7 @@ def test_parameters_whose_product_overflows_are_refused_by_the_kernel(lib):
     # whose bytes do not fit ptrdiff_t.  The kernel has no workspace, so only the checked
     # product of the extents stands between such parameters and wrapped offsets.
     so, table = lib
-    p, src = table["r2_copy2"]
+    _, src = table["r2_copy2"]
     assert work_size(so, src, {"m": 2**31, "n": 2**31}) == -1
     assert entry(so, src, {"m": 2**31, "n": 2**31}) == EPARAM
     # exactly CT_MAXEL = 2**60 - 1 = (2**30 - 1)(2**30 + 1) elements fit; 2**60 do not
