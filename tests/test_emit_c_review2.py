@@ -7,7 +7,8 @@ Each test pins what a user of an emitted kernel sees, where a mutant of
   refuses an emitter whose loops leave an array, for every index of every access and
   whatever loop it was checked for before (E11, E12): exit 70, and no C is written;
 * signed zeros come out as IEEE arithmetic says (E14, E15): a sum of ``-0.0`` is ``-0.0``;
-* guards and fills are exact at the padding boundary (E17, E22);
+* guards and fills are exact at the padding boundary (E17, E22), and comparisons that
+  always hold are decided by the emitter (GCC rejects ``k <= k`` under ``-Werror``);
 * parameters whose arrays or workspace would not fit ``ptrdiff_t`` byte offsets make the
   kernel return ``_EPARAM`` and ``*_work`` return -1 (E33, E34, E37), and concrete ones are
   refused when emitting (E36).
@@ -48,6 +49,10 @@ PROGRAMS = {
                  "y = add x t\n",
     # no workspace: only the arrays' element counts bound the parameters
     "copy2": "param m, n\ninput alloc A : [m, n]\noutput alloc B : [m, n]\nB = add A A\n",
+    # self-comparisons the C must not print (GCC -Wall -Werror rejects `k <= k`): an assume
+    # that always holds, and the slice k of an expa of k slices, padded
+    "self_assume": "param k\nassume k <= k\ninput alloc A : [k]\noutput alloc C : [k]\nC = add A A\n",
+    "self_slice": "lang full\nparam k, m\ninput alloc A : [m]\noutput alloc C : [m]\nC = proj 1 k (expa 1 k A)\n",
     # two workspace slots of n doubles each (unfused)
     "slots": "param n\ninput alloc A : [n]\nalloc T : [n]\nalloc U : [n]\noutput alloc B : [n]\n"
              "T = add A A\nU = mul T A\nB = add T U\n",
@@ -163,6 +168,23 @@ def test_the_padding_of_never_written_values_is_exactly_zero(lib, name, n):
         assert got[out].shape == (size,)
         assert np.isnan(got[out][:n]).all(), out
         np.testing.assert_array_equal(bits(got[out][n:]), bits(np.zeros(size - n)))
+
+
+def test_comparisons_that_always_hold_compile_under_werror(tmp_path):
+    # found in this review: `assume k <= k` and `proj 1 k (expa 1 k A)` (padded) printed
+    # `k <= k`, which GCC rejects under -Wall -Werror (-Wtautological-compare); now the
+    # emitter decides them, and the kernels compile with the strict flags and compute
+    assume, slice_ = program("self_assume"), program("self_slice")
+    srcs = [E.emit_c(assume, name="r2_self_assume"), E.emit_c(slice_, None, 4, name="r2_self_slice")]
+    so = build(srcs, tmp_path)  # asserts the compiler's exit code 0
+    for p, src, params, times in ((assume, srcs[0], {"k": 3}, 2.0), (slice_, srcs[1], {"k": 3, "m": 2}, 1.0),
+                                  (slice_, srcs[1], {"k": 1, "m": 5}, 1.0)):
+        a = np.arange(1.0, params["k" if src is srcs[0] else "m"] + 1.0)
+        rc, got = call(so, src, {"A": a}, params)
+        want = ct.evaluate(p, {"A": a}, params, src.pad)
+        assert rc == OK
+        assert_bits(got, want, src.name)
+        np.testing.assert_array_equal(want["C"], times * a)
 
 
 # --------------------------------------------------------------------------

@@ -645,6 +645,10 @@ class Emitter:
                 test = f"{self.ix_c(v.j)} < {self.ext_c(v.d)}"
             else:
                 test = f"{self.ext_c(v.j)} <= {self.ext_c(v.d)}"
+                if self.ext_c(v.j) == self.ext_c(v.d):
+                    # `proj 1 k (expa 1 k A)`: `k <= k` always holds, and GCC rejects the
+                    # self-comparison under -Wall -Werror (-Wtautological-compare)
+                    return body
             return f"({test} ? {body} : 0.0)"
         a = self.value_c(v.a, storages, accs)
         b = self.value_c(v.b, storages, accs)
@@ -1272,7 +1276,12 @@ class _Sizes:
                 parts.append(f"{const}LL")
             return " + ".join(parts)
 
-        return f"{lin(cond.lhs)} {cond.op} {lin(cond.rhs)}"
+        lhs, rhs = lin(cond.lhs), lin(cond.rhs)
+        if lhs == rhs:
+            # `assume k <= k`: decided here, since GCC rejects the self-comparison under
+            # -Wall -Werror (-Wtautological-compare)
+            return "1" if cond.op in ("<=", ">=", "==") else "0"
+        return f"{lhs} {cond.op} {rhs}"
 
 
 def str_cond(cond: Any) -> str:
