@@ -7,8 +7,8 @@ Each test pins what a user of an emitted kernel sees, where a mutant of
   refuses an emitter whose loops leave an array, for every index of every access and
   whatever loop it was checked for before (E11, E12): exit 70, and no C is written;
 * signed zeros come out as IEEE arithmetic says (E14, E15): a sum of ``-0.0`` is ``-0.0``;
-* guards and fills are exact at the padding boundary (E17, E22), and comparisons that
-  always hold are decided by the emitter (GCC rejects ``k <= k`` under ``-Werror``);
+* guards and fills are exact at the padding boundary (E17, E22);
+* kernels GCC warned about (``k <= k``, an unused padded extent) compile with ``-Werror``;
 * parameters whose arrays or workspace would not fit ``ptrdiff_t`` byte offsets make the
   kernel return ``_EPARAM`` and ``*_work`` return -1 (E33, E34, E37), and concrete ones are
   refused when emitting (E36).
@@ -49,10 +49,6 @@ PROGRAMS = {
                  "y = add x t\n",
     # no workspace: only the arrays' element counts bound the parameters
     "copy2": "param m, n\ninput alloc A : [m, n]\noutput alloc B : [m, n]\nB = add A A\n",
-    # self-comparisons the C must not print (GCC -Wall -Werror rejects `k <= k`): an assume
-    # that always holds, and the slice k of an expa of k slices, padded
-    "self_assume": "param k\nassume k <= k\ninput alloc A : [k]\noutput alloc C : [k]\nC = add A A\n",
-    "self_slice": "lang full\nparam k, m\ninput alloc A : [m]\noutput alloc C : [m]\nC = proj 1 k (expa 1 k A)\n",
     # two workspace slots of n doubles each (unfused)
     "slots": "param n\ninput alloc A : [n]\nalloc T : [n]\nalloc U : [n]\noutput alloc B : [n]\n"
              "T = add A A\nU = mul T A\nB = add T U\n",
@@ -170,21 +166,39 @@ def test_the_padding_of_never_written_values_is_exactly_zero(lib, name, n):
         np.testing.assert_array_equal(bits(got[out][n:]), bits(np.zeros(size - n)))
 
 
-def test_comparisons_that_always_hold_compile_under_werror(tmp_path):
-    # found in this review: `assume k <= k` and `proj 1 k (expa 1 k A)` (padded) printed
-    # `k <= k`, which GCC rejects under -Wall -Werror (-Wtautological-compare); now the
-    # emitter decides them, and the kernels compile with the strict flags and compute
-    assume, slice_ = program("self_assume"), program("self_slice")
-    srcs = [E.emit_c(assume, name="r2_self_assume"), E.emit_c(slice_, None, 4, name="r2_self_slice")]
-    so = build(srcs, tmp_path)  # asserts the compiler's exit code 0
-    for p, src, params, times in ((assume, srcs[0], {"k": 3}, 2.0), (slice_, srcs[1], {"k": 3, "m": 2}, 1.0),
-                                  (slice_, srcs[1], {"k": 1, "m": 5}, 1.0)):
-        a = np.arange(1.0, params["k" if src is srcs[0] else "m"] + 1.0)
-        rc, got = call(so, src, {"A": a}, params)
-        want = ct.evaluate(p, {"A": a}, params, src.pad)
-        assert rc == OK
-        assert_bits(got, want, src.name)
-        np.testing.assert_array_equal(want["C"], times * a)
+#: Kernels GCC rejected under -Wall -Werror (found in this review), each with parameter
+#: values to run it at and what its output C is in terms of its input A.
+STRICT = {
+    # `k <= k` (-Wtautological-compare): an assume that always holds ...
+    "self_assume": ("param k\nassume k <= k\ninput alloc A : [k]\noutput alloc C : [k]\nC = add A A\n",
+                    None, [{"k": 3}], lambda a, q: 2 * a),
+    # ... and the guard of slice k of a padded expa of k slices
+    "self_slice": ("lang full\nparam k, m\ninput alloc A : [m]\noutput alloc C : [m]\nC = proj 1 k (expa 1 k A)\n",
+                   4, [{"k": 3, "m": 2}, {"k": 1, "m": 5}], lambda a, q: a),
+    # a padded extent only a Σ loops over, in no array's shape: an unused variable of
+    # *_work (-Wunused-variable)
+    "sum_only": ("lang full\nparam k, m\ninput alloc A : [m]\noutput alloc C : [m]\nC = red 1 (expa 1 k A)\n",
+                 4, [{"k": 3, "m": 2}, {"k": 5, "m": 1}], lambda a, q: q["k"] * a),
+}
+
+
+def test_kernels_gcc_warned_about_compile_under_werror_and_compute(tmp_path):
+    # the emitter now decides comparisons that always hold and declares in *_work only the
+    # padded extents it uses; the kernels compile with the strict flags and compute
+    table = {key: (ct.parse(text, f"{key}.teil"), pad, runs, want)
+             for key, (text, pad, runs, want) in STRICT.items()}
+    srcs = {key: E.emit_c(p, None, pad, name=f"r2_{key}") for key, (p, pad, _, _) in table.items()}
+    so = build(list(srcs.values()), tmp_path)  # asserts the compiler's exit code 0
+    for key, (p, pad, runs, expect) in table.items():
+        src = srcs[key]
+        for params in runs:
+            a = np.arange(1.0, params["m" if "m" in params else "k"] + 1.0)
+            rc, got = call(so, src, {"A": a}, params)
+            want = ct.evaluate(p, {"A": a}, params, pad)
+            assert rc == OK
+            assert_bits(got, want, f"{key} at {params}")
+            np.testing.assert_array_equal(want["C"], expect(a, params))
+            assert work_size(so, src, params) == 0
 
 
 # --------------------------------------------------------------------------
