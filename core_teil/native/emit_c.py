@@ -643,6 +643,10 @@ class Emitter:
             body = self.value_c(v.body, storages, accs)
             if isinstance(v.j, LoopVar):
                 test = f"{self.ix_c(v.j)} < {self.ext_c(v.d)}"
+            elif v.j == v.d:
+                # `proj 1 k (expa 1 k A)`: `k <= k` always holds, and GCC rejects the
+                # self-comparison under -Wall -Werror (-Wtautological-compare)
+                return body
             else:
                 test = f"{self.ext_c(v.j)} <= {self.ext_c(v.d)}"
             return f"({test} ? {body} : 0.0)"
@@ -1057,7 +1061,7 @@ class _Build:
                       "    return a == 0.0 ? 0.0 : (b == 0.0 ? NAN : a / b);", "}", ""]
         # the workspace size function
         lines += [f"ptrdiff_t {self.name}_work({work_args})", "{"]
-        lines += size_lines.code("return -1;", "    ")
+        lines += size_lines.code("return -1;", "    ", sizes_only=True)
         lines += [f"    return {size_names['work']};", "}", ""]
         lines += [f"int {self.name}({', '.join(def_args)})", "{"]
         lines += size_lines.code(f"return {m}_EPARAM;", "    ")
@@ -1206,9 +1210,13 @@ class _Sizes:
         self.totals.append(("ct_work", parts))
         return "ct_work"
 
-    def code(self, fail: str, pad: str) -> list[str]:
+    def code(self, fail: str, pad: str, sizes_only: bool = False) -> list[str]:
+        """The checks, ending in ``fail``; ``sizes_only`` (the ``*_work`` function): only the
+        padded extents the element counts use (one only a loop uses would be an unused
+        variable there, which -Wall -Werror rejects)."""
         em = self.em
         out: list[str] = []
+        counted = {e for _, shp in self.order for e in shp}
         for p in self.symbolic:
             c = cname(p)
             out.append(f"{pad}if ({c} < 1 || {c} > CT_MAXEL) {fail}")
@@ -1217,6 +1225,8 @@ class _Sizes:
                 out.append(f"{pad}if ({cname(name)} > {cap}LL) {fail}  /* so that the assume below cannot overflow */")
             out.append(f"{pad}if (!({self.cond_c(cond)})) {fail}  /* assume {_comment(str_cond(cond))} */")
         for e, local in sorted(em.padded.items(), key=lambda kv: kv[1]):
+            if sizes_only and e not in counted:
+                continue
             out.append(f"{pad}const ptrdiff_t {local} = ({cname(str(e.base))} + {e.pad - 1}) / {e.pad} * {e.pad};")
         for local, shp in self.order:
             out.append(f"{pad}ptrdiff_t {local} = 1;")
@@ -1272,7 +1282,12 @@ class _Sizes:
                 parts.append(f"{const}LL")
             return " + ".join(parts)
 
-        return f"{lin(cond.lhs)} {cond.op} {lin(cond.rhs)}"
+        lhs, rhs = lin(cond.lhs), lin(cond.rhs)
+        if lhs == rhs:
+            # `assume k <= k`: decided here, since GCC rejects the self-comparison under
+            # -Wall -Werror (-Wtautological-compare)
+            return "1" if cond.op in ("<=", ">=", "==") else "0"
+        return f"{lhs} {cond.op} {rhs}"
 
 
 def str_cond(cond: Any) -> str:
