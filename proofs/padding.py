@@ -79,17 +79,26 @@ def zero_or_undef(v: z3.ExprRef) -> z3.BoolRef:
     return z3.Or(v == ZERO, IS_UNDEF(v))
 
 
-def inv_at(k: Sequence[z3.ArithRef], c: Sequence[z3.ArithRef], t: Sequence[z3.ArithRef],
-           T: Sequence[z3.ArithRef], P: z3.ExprRef, U: z3.ExprRef, U_rho: z3.ExprRef) -> tuple[z3.BoolRef, ...]:
+class TupleIndices:
+    """``within`` and ``in_padding`` of multi-indices of a known rank (tuples of terms)."""
+
+    within = staticmethod(within)
+    in_padding = staticmethod(in_padding)
+
+
+def inv_at(k: Any, c: Any, t: Any, T: Any, P: z3.ExprRef, U: z3.ExprRef, U_rho: z3.ExprRef,
+           indices: Any = TupleIndices) -> tuple[z3.BoolRef, ...]:
     """Inv(P, U) at one index ``k``, as its three claims; ``P``, ``U`` are the values at ``k`` and
     ``U_rho`` the unpadded value at ``ρ(k, c)`` (the element of Ω(k) that ``c`` picks).
 
     The one definition of the invariant: the step lemmas conclude these claims for an
     expression, :func:`invariant` assumes their closure for a hole, and ``Inv closes``
-    proves that what is assumed follows from what is concluded."""
-    a = z3.Implies(within(k, t), P == U)
-    b = z3.Implies(in_padding(k, t, T), zero_or_undef(P))
-    c_ = z3.Implies(z3.And(in_padding(k, t, T), IS_UNDEF(P), within(c, t)), IS_UNDEF(U_rho))
+    proves that what is assumed follows from what is concluded.  ``indices`` reads
+    ``within``/``in_padding`` for tuples (rank-indexed proofs) or for ``Seq``s of unknown
+    length (:mod:`proofs.pad_ranks`)."""
+    a = z3.Implies(indices.within(k, t), P == U)
+    b = z3.Implies(indices.in_padding(k, t, T), zero_or_undef(P))
+    c_ = z3.Implies(z3.And(indices.in_padding(k, t, T), IS_UNDEF(P), indices.within(c, t)), IS_UNDEF(U_rho))
     return a, b, c_
 
 

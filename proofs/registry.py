@@ -9,9 +9,10 @@ from .kernel import Lemma
 
 @cache
 def lemmas() -> tuple[Lemma, ...]:
-    from . import engines, laws, padding, prover, ranks, safety, sums
+    from . import engines, laws, pad_ranks, padding, prover, ranks, safety, sums
 
-    out = (*sums.lemmas(), *ranks.lemmas(), *safety.lemmas(), *padding.lemmas(), *engines.lemmas(), *laws.lemmas(),
+    out = (*sums.lemmas(), *ranks.lemmas(), *safety.lemmas(), *padding.lemmas(), *pad_ranks.lemmas(), *engines.lemmas(),
+           *laws.lemmas(),
            *prover.lemmas())
     names = [lem.name for lem in out]
     dup = {n for n in names if names.count(n) > 1}

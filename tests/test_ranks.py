@@ -18,10 +18,10 @@ from core_teil.lang import typing as ty
 from core_teil.lang.syntax import Diag, Elem, Expa, Red, Transp
 from core_teil.semantics import eval as ev
 from core_teil.semantics.sequences import RankUndecided, Seq
-from proofs import engines, ranks
-from proofs.kernel import Status, check_lemma
+from proofs import engines, pad_ranks, padding, ranks
+from proofs.kernel import Status, check_lemma, discharge
 
-LEMMAS = {lem.name: lem for lem in ranks.lemmas()}
+LEMMAS = {lem.name: lem for lem in (*ranks.lemmas(), *pad_ranks.lemmas())}
 BUILT = sorted(name for name, lem in LEMMAS.items() if lem.build is not None)
 
 
@@ -256,6 +256,60 @@ def test_a_padded_guard_wrong_from_rank_7_is_caught_twice() -> None:
     assert generic.status is Status.REFUTED and "concrete rank" in (generic.counterexample or "")
 
 
+def expa_padded_reads_1_from_8(e: Expa, k: Any, sem: ev.Sem) -> Any:
+    """In bounds at every rank (1 is in every extent), so only the padding invariant sees it."""
+    at = k[1:] if sem.pad is None else k[1:7] + ty.map_shape(lambda x: x * 0 + 1, k[7:])
+    v = ev.denote(e.arg, at, sem)
+    return v if sem.pad is None else sem.interp.guard(k[0], sem.interp.extent(e.d), v)
+
+
+def test_a_padded_read_wrong_from_rank_8_is_seen_by_the_padding_invariant_for_every_rank_only() -> None:
+    ranked = {lem.name: lem for lem in padding.lemmas()}["Pad-Expa"]
+    with patched(ev.EQUATIONS, Expa, expa_padded_reads_1_from_8):
+        assert check_lemma(LEMMAS["Pad-WD-Expa (all ranks)"]).status is Status.PROVED  # reads in bounds
+        assert check_lemma(ranked).status is Status.PROVED  # ranks <= 6 cannot see position 8
+        r = check_lemma(LEMMAS["Pad-Expa (all ranks)"])
+    assert r.status is Status.REFUTED and "Inv (a)" in (r.failed or "")
+    assert _reported_rank(r.counterexample or "") >= 8, r.counterexample
+
+
+def test_a_memory_reads_a_multi_index_by_its_positions_only() -> None:
+    """Two sequences equal on their positions read the same element (their arrays may differ
+    beyond the length); reading the raw arrays would tell them apart."""
+    k, q = Seq.fresh("k"), Seq.fresh("q")
+    same = z3.And(k.length == q.length, k.length >= 0,
+                  z3.ForAll([z3.Int("j")], z3.Implies(z3.And(z3.Int("j") >= 0, z3.Int("j") < k.length),
+                                                      k.arr[z3.Int("j")] == q.arr[z3.Int("j")])))
+    X = pad_ranks.Memory("X", "U")
+    s = z3.Solver()
+    s.add(same, X.at(k) != X.at(q))
+    assert s.check() == z3.unsat
+    raw = X.function()
+    s = z3.Solver()
+    s.add(same, raw(k.arr, k.length) != raw(q.arr, q.length))
+    assert s.check() == z3.sat
+
+
+def test_the_rank_generic_padding_proof_refuses_a_sum() -> None:
+    """Red and contr are proved at ranks <= R only; their schema is not passed off as proved."""
+    (g,) = ranks.generic_schemata("Red")
+    (ob,) = pad_ranks.pad_generic_obligations(g)
+    assert ob.name.endswith("no Σ") and discharge(ob).status is Status.REFUTED
+    assert {name for name in LEMMAS if name.startswith("Pad-") and "WD" not in name}.isdisjoint(
+        {"Pad-Red (all ranks)", "Pad-Contr (all ranks)"})
+
+
+def test_a_hypothesis_instance_at_a_wrong_position_does_not_prove_the_step() -> None:
+    """The positions a witness may move to are hints: with only the witness itself (no shift),
+    transp's padding claim (b) is not proved, the instance does not imply it."""
+    (g,) = ranks.generic_schemata("Transp")
+    hints = pad_ranks.HINTS["Transp"]
+    with patched(pad_ranks.HINTS, "Transp", replace(hints, shifts=range(0, 1))):
+        obs = list(pad_ranks.pad_generic_obligations(g))
+    b = next(ob for ob in obs if "Inv (b)" in ob.name)
+    assert discharge(b).status is not Status.PROVED
+
+
 def test_the_operators_are_numpys_not_evals() -> None:
     import inspect
 
@@ -315,7 +369,9 @@ def test_every_lemma_says_the_ranks_it_holds_for() -> None:
     assert rank_coverage(generic, known) == EVERY_RANK
     rank_free = Lemma("rank-free", "-", "-", None, Rule.COROLLARY, premises=("Sum-Fubini",))
     assert rank_coverage(rank_free, known) == NO_RANK
-    # Only lemmas of proofs/ranks.py (and their consequences) claim every rank.
+    # Only lemmas of proofs/ranks.py and proofs/pad_ranks.py (and their consequences) claim every rank.
+    from proofs import pad_ranks
+
     claimed = {name for name, lem in known.items() if lem.coverage == EVERY_RANK}
-    assert claimed == {lem.name for lem in ranks.lemmas() if lem.coverage == EVERY_RANK}
+    assert claimed == {lem.name for lem in (*ranks.lemmas(), *pad_ranks.lemmas()) if lem.coverage == EVERY_RANK}
     assert all(lem.build is not None for name, lem in known.items() if name in claimed)

@@ -30,6 +30,15 @@ _fresh = itertools.count()
 IntLike = int | z3.ArithRef
 
 
+def _position() -> z3.ArithRef:
+    """The bound variable of every ``Lambda`` a ``Seq`` is built with.  One name for all: Z3
+    identifies terms up to the names of bound variables only when the names agree, so the
+    same operation on the same sequence (in a padded and an unpadded run, say) is then the
+    same term, not two arrays a proof must show equal position by position.  No capture is
+    possible: every body is closed except for this one variable."""
+    return z3.Int("j!seq")
+
+
 def _int(x: IntLike) -> z3.ArithRef:
     return z3.IntVal(x) if isinstance(x, int) else x
 
@@ -63,7 +72,7 @@ class Seq:
     @staticmethod
     def of(items: tuple) -> Seq:
         """A finite tuple of integer terms as a ``Seq`` (for concatenation with one)."""
-        j = z3.Int(f"j!{next(_fresh)}")
+        j = _position()
         body: z3.ArithRef = z3.IntVal(0)
         for pos in reversed(range(len(items))):
             body = z3.If(j == pos, _int(items[pos]), body)
@@ -77,7 +86,7 @@ class Seq:
                 raise RankUndecided("a stepped slice of a multi-index")
             lo = _clamp(_int(0 if key.start is None else key.start), self.length)
             hi = _clamp(_int(self.length if key.stop is None else key.stop), self.length)
-            j = z3.Int(f"j!{next(_fresh)}")
+            j = _position()
             return Seq(z3.Lambda([j], self.arr[j + lo]), z3.If(hi >= lo, hi - lo, z3.IntVal(0)))
         key = _int(key)
         return self.arr[z3.If(key < 0, self.length + key, key)]  # t[-1] is the last, as in Python
@@ -86,7 +95,7 @@ class Seq:
         b = Seq.of(other) if isinstance(other, tuple) else other
         if not isinstance(b, Seq):
             return NotImplemented
-        j = z3.Int(f"j!{next(_fresh)}")
+        j = _position()
         arr = z3.Lambda([j], z3.If(j < self.length, self.arr[j], b.arr[j - self.length]))
         return Seq(arr, self.length + b.length, self.nonempty or b.nonempty)
 
@@ -115,7 +124,7 @@ class Seq:
 
     def map(self, f: Any) -> Seq:
         """``f`` at every position (the padded loop bounds ``⌈T[j]⌉``, say)."""
-        j = z3.Int(f"j!{next(_fresh)}")
+        j = _position()
         return Seq(z3.Lambda([j], f(self.arr[j])), self.length, self.nonempty)
 
     # -- what the proofs say about one ------------------------------------------
