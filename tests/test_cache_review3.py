@@ -34,6 +34,8 @@ BAD = "lang full\nparam m, n, h\ninput alloc A : [m, h]\ninput alloc B : [h, n]\
       "C = red 1 (diag 1 3 (prod A B))\n"
 # T-Elem needs k = 3: proved with --param k=3, refuted for every k
 SQUARE_ONLY = "param k\ninput alloc A : [k]\ninput alloc B : [3]\noutput alloc C : [k]\nC = add A B\n"
+MATMUL = "lang full\nparam l, m, n\ninput alloc A : [l, m]\ninput alloc B : [m, n]\noutput alloc C : [l, n]\n" \
+         "C = red 2 (diag 2 3 (prod A B))\n"
 KEY = "k" * 64
 
 
@@ -250,6 +252,27 @@ def test_the_python_apis_kernel_entries_are_keyed_by_params_pad_and_generator(tm
     monkeypatch.setattr(cache_module, "generator_fingerprint", lambda: "an edited generator")
     c = ProofCache(tmp_path / "cache")
     assert prove_cached(axpy, cache=c, source=AXPY).ok and c.stats.kernel_hits == 0 and c.stats.misses == 0
+
+
+def test_numpy_parameters_key_the_same_kernel_entry_as_python_ones(tmp_path) -> None:
+    # r17 P06: SPEC.md section 6 takes numpy integers; the key is made of the checked values
+    import numpy as np
+
+    square = parse(SQUARE_ONLY, "square.teil")
+    assert prove_cached(square, {"k": np.int64(3)}, cache=ProofCache(tmp_path / "cache"), source=SQUARE_ONLY).ok
+    c = ProofCache(tmp_path / "cache")
+    assert prove_cached(square, {"k": 3}, cache=c, source=SQUARE_ONLY).ok and c.stats.kernel_hits == 1
+
+
+def test_a_single_file_and_a_library_share_the_entry_whatever_the_order_of_the_params(capsys, tmp_path) -> None:
+    # r17 P05: the CLI keys the parameters in the order given, the library sorted
+    f = tmp_path / "lib" / "matmul.teil"
+    f.parent.mkdir()
+    f.write_text(MATMUL)
+    cache = str(tmp_path / "cache")
+    assert main(["prove", str(f), "--cache", cache, "--param", "n=2", "--param", "l=3"]) == 0
+    summary = batch.run([str(f.parent)], jobs=1, cache=cache, params={"n": 2, "l": 3})
+    assert summary.exit_code == 0 and summary.totals()["kernels_from_cache"] == 1
 
 
 # -- the library's --json for kernels served by the cache -------------------------------------------
