@@ -275,6 +275,40 @@ def test_a_single_file_and_a_library_share_the_entry_whatever_the_order_of_the_p
     assert summary.exit_code == 0 and summary.totals()["kernels_from_cache"] == 1
 
 
+def _prover_modules() -> set[str]:
+    """The modules of ``proving/`` that ``prove.py`` imports, transitively (``from .x import``), but the cache."""
+    import ast
+
+    root = Path(cache_module.__file__).resolve().parent
+    seen: set[str] = set()
+    todo = ["prove"]
+    while todo:
+        name = todo.pop()
+        if name in seen or name == "cache":
+            continue
+        seen.add(name)
+        for node in ast.walk(ast.parse((root / f"{name}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                todo.append(node.module.split(".")[0])
+    return seen
+
+
+def test_an_edit_of_any_file_of_the_generator_misses_the_kernel_entries(monkeypatch) -> None:
+    # r17 G01-G04: a kernel entry maps a text to the verdicts of its obligations as this code
+    # generated them; an entry made before an edit of any of it (a fixed obligation, a new one
+    # that would be refuted) must not be served after it
+    root = Path(cache_module.__file__).resolve().parent.parent
+    files = [*(root / "lang").glob("*.py"), *(root / "semantics").glob("*.py"),
+             *(root / "proving" / f"{m}.py" for m in sorted(_prover_modules()))]
+    assert {"obligations", "smtlib", "prove"} <= _prover_modules() and len(files) > 12
+    unedited = cache_module.generator_fingerprint.__wrapped__()
+    real = Path.read_bytes
+    for edited in files:
+        with monkeypatch.context() as m:
+            m.setattr(Path, "read_bytes", lambda self, e=edited: real(self) + (b"# edited" if self == e else b""))
+            assert cache_module.generator_fingerprint.__wrapped__() != unedited, edited
+
+
 # -- the library's --json for kernels served by the cache -------------------------------------------
 
 
