@@ -363,6 +363,7 @@ def test_a_kernel_whose_obligations_come_from_the_cache_but_not_its_entry_is_not
 
 def test_a_model_served_by_its_kernel_entry_says_from_cache(capsys, tmp_path) -> None:
     # r17 L04: a model is looked up after its translation, inside prove_cached
+    pytest.importorskip("onnx")  # the onnx extra, which `make install` installs
     root = Path(__file__).resolve().parent.parent
     argv = (str(root / "examples" / "onnx" / "mlp.onnx"), "--jobs", "1", "--cache", str(tmp_path / "cache"))
     _json_run(capsys, *argv)
