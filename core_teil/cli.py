@@ -335,9 +335,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
     args.file = args.paths[0]
     program, source = read_program(args.file)
     if args.cache is not None and not args.no_cache:
-        from .proving.cache import ProofCache, prove_cached, solver_fields
+        from .proving.cache import ProofCache, default_directory, prove_cached, solver_fields
 
-        cache = ProofCache(args.cache, audit=args.cache_audit)
+        # --cache '' is the default directory, as for a library run (not the current directory)
+        cache = ProofCache(args.cache or str(default_directory()), audit=args.cache_audit)
         params = parse_params(args.param)
         # the key a library run gives this file too (the text: a model's is its printed program)
         key = cache.source_key(source, params or {}, args.pad, solver_fields(args.solver, args.timeout))

@@ -41,10 +41,12 @@ complete one, and two writers of one key write the same bytes.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import hmac
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,7 +68,8 @@ def default_directory() -> Path:
     except ImportError:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         return Path(base) / "core-teil"
-    return Path(user_cache_dir("core-teil", appauthor=False))
+    return Path(_without_home(lambda: user_cache_dir("core-teil", appauthor=False), "XDG_CACHE_HOME",
+                              "--cache DIR"))
 
 
 def _config_directory() -> Path:
@@ -75,15 +78,31 @@ def _config_directory() -> Path:
     except ImportError:
         base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
         return Path(base) / "core-teil"
-    return Path(user_config_dir("core-teil", appauthor=False))
+    return Path(_without_home(lambda: user_config_dir("core-teil", appauthor=False), "XDG_CONFIG_HOME",
+                              "CORE_TEIL_CACHE_KEY"))
+
+
+def _without_home(where: Callable[[], str], variable: str, instead: str) -> str:
+    """platformdirs raises RuntimeError when there is no home directory (``HOME`` unset and a
+    user without a passwd entry, as in a container run with ``--user``): bad input, not a bug."""
+    try:
+        return where()
+    except (RuntimeError, KeyError):
+        from ..errors import TeilInputError
+
+        raise TeilInputError(f"the proof cache needs a home directory, and there is none: set HOME or {variable}, "
+                             f"or give {instead}, or use --no-cache") from None
 
 
 def secret_key() -> bytes:
     """The key of the entries' checksums (module docstring): ``$CORE_TEIL_CACHE_KEY``, or the
     user's key file, made atomically on first use (several processes may race to make it)."""
-    given = os.environ.get("CORE_TEIL_CACHE_KEY")
+    # Bytes as the environment holds them: a key need not be UTF-8 (os.environ would have
+    # turned such bytes into surrogates that .encode() refuses).
+    given = os.environb.get(b"CORE_TEIL_CACHE_KEY") if os.supports_bytes_environ else \
+        os.environ.get("CORE_TEIL_CACHE_KEY", "").encode("utf-8", "surrogateescape")
     if given:
-        return given.encode()
+        return given
     path = _key_file(os.environ.get("XDG_CONFIG_HOME"), os.path.expanduser("~"))
     try:
         return _read_key(path)
@@ -104,7 +123,7 @@ def secret_key() -> bytes:
     except OSError as exc:
         from ..errors import TeilInputError
 
-        raise TeilInputError(f"{path}: cannot make the proof cache's key ({exc.strerror}); set "
+        raise TeilInputError(f"{path}: cannot make the proof cache's key ({exc.strerror or exc}); set "
                              f"CORE_TEIL_CACHE_KEY or use --no-cache") from None
 
 
@@ -118,8 +137,31 @@ def _key_file(xdg_config_home: str | None, home: str) -> Path:
 def _read_key(path: Path) -> bytes:
     key = path.read_bytes().strip()
     if len(key) < 32:
-        raise OSError(f"{path}: too short to be a key")
+        raise OSError(errno.EINVAL, f"too short to be a key: {len(key)} bytes, at least 32")
     return key
+
+
+#: The largest entry read; entries are kilobytes (a certificate of thousands of obligations
+#: is a few megabytes).
+MAX_ENTRY_BYTES = 64 << 20
+
+
+def _read_entry(path: str) -> bytes | None:
+    """The bytes of the regular file at ``path``, or ``None``: absent, not a regular file (a
+    FIFO would block the run, ``/dev/zero`` fill the memory: anyone who can write a shared
+    cache could plant them, no key needed), or larger than :data:`MAX_ENTRY_BYTES`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            raw = fh.read(MAX_ENTRY_BYTES + 1)
+        except OSError:
+            return None
+    return raw if len(raw) <= MAX_ENTRY_BYTES else None
 
 
 def _canonical(obj: Any) -> bytes:
@@ -255,10 +297,8 @@ class ProofCache:
 
     def read(self, kind: str, key: str) -> dict[str, Any] | None:
         """The payload of a valid entry, or ``None`` (absent, or rejected and counted)."""
-        try:
-            with open(self._path(kind, key), "rb") as fh:
-                raw = fh.read()
-        except OSError:
+        raw = _read_entry(self._path(kind, key))
+        if raw is None:
             return None
         try:
             entry = json.loads(raw)
