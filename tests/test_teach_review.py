@@ -216,6 +216,8 @@ BAD_ANSWERS = [
     pytest.param("3.1", "sum_{k=1..1000} sum_{l=1..1000} B[i,j,1]", "exercise 3.1: the term takes more than 100,000 "
                  f"steps to evaluate at one index; the exercises' terms take a few hundred (the answer: "
                  f"{asks('3.1')})", id="F6-a-step-cap"),
+    pytest.param("3.2", "B[2, i, j]; ,", "exercise 3.2: part 2, ',', is not a list of reads such as B[2, i, j]",
+                 id="F10-no-read"),
     pytest.param("3.2", "B[2, i, j]; A[i, j] blah", "exercise 3.2: part 2, 'A[i, j] blah', is not a list of reads "
                  "such as B[2, i, j]", id="F10-trailing-text"),
     pytest.param("3.3", "[[1, 2], [3]]; [0, 0, 0]", "exercise 3.3: '[[1, 2], [3]]': the rows have different lengths "
@@ -378,8 +380,9 @@ def test_the_counterexample_names_its_index_one_based_and_the_pad():
                  "extent must be between 1 and 16 (quickcheck tests small shapes)", id="F7-max-extent-cap"),
     pytest.param(["red X", "--pad", "99999999999"], "--pad 99999999999: quickcheck pads to multiples of at most 16 "
                  "(`core-teil prove FILE --pad M` proves the padding claim for any M)", id="F7_F11-pad-cap"),
-    pytest.param(["red X", "X", "--claim", "typing", "--pad", "4"], "the claim 'typing' is about shapes, not values: "
-                 "--pad, --unguarded-expa and --values do not apply to it", id="F11-typing-takes-no-pad"),
+    *[pytest.param(["red X", "X", "--claim", "typing", *option], "the claim 'typing' is about shapes, not values: "
+                   "--pad, --unguarded-expa and --values do not apply to it", id=f"F11-typing-takes-no{option[0]}")
+      for option in (["--pad", "4"], ["--unguarded-expa"], ["--values", "float"])],
 ])
 def test_quickcheck_caps_and_options_are_bad_input(argv, message, capsys):
     assert cli.main(["quickcheck", *argv]) == 2
@@ -396,7 +399,7 @@ def test_quickcheck_caps_and_options_are_bad_input(argv, message, capsys):
     pytest.param(["X", "proj 0 X"], "<rhs>:1:1: input error [T-Proj]: the claim's extent 0 must be a positive "
                  "integer\n    1 | proj 0 X\n        ^^^^^^^^", id="F8-proj-0"),
     pytest.param(["smul n", "X"], "<lhs>:1:1: syntax error: `smul n` takes one tensor after its factor, as in "
-                 "'smul n X'\n    1 | smul n\n        ^", id="F11-smul-in-the-students-words"),
+                 "'smul n X'\n    1 | smul n\n        ^^^^^^", id="F11-smul-in-the-students-words"),
     pytest.param(["red (smul 3 X) Y", "X"], "<lhs>:1:16: syntax error: unexpected `Y` after the complete expression "
                  "(too many arguments? in lang core `red` takes no integer position, only an expression; did you mean "
                  "`lang full`?)\n    1 | red (smul 3 X) Y\n                       ^", id="F11-columns-after-smul"),
@@ -404,6 +407,24 @@ def test_quickcheck_caps_and_options_are_bad_input(argv, message, capsys):
 def test_a_claim_the_checker_rejects_is_bad_input_located_in_the_claim(sides, rendered, capsys):
     assert cli.main(["quickcheck", *sides]) == 2
     assert capsys.readouterr().err == rendered + "\n"
+
+
+def test_a_passed_typing_claim_names_no_inputs():
+    """F11: typing claims run nothing, so the verdict says nothing of padding or input values."""
+    lines = qc.quickcheck("transp 1 (transp 1 X)", "X", claim="typing").render().splitlines()
+    assert lines[0] == "quickcheck: transp 1 (transp 1 X)  =>  X keeps the type (where lhs is well typed)   [lang core]"
+    assert lines[1].startswith("OK: passed 300 random test(s) (2 rank assignment(s) of X) in ")
+
+
+def test_an_instance_the_checker_rejects_is_reported_against_the_claim(monkeypatch):
+    """F8, the last line of defence: were a claim's own extents not checked, its instance's type error would
+    still be exit 2 about the claim, never a falsification at a line of the generated program."""
+    monkeypatch.setattr(qc, "_check_extents", lambda *args: None)
+    with pytest.raises(TeilError) as info:
+        qc.quickcheck("expa 0 X", "expa 0 X")
+    assert info.value.exit_code == 2 and info.value.message == (
+        "the claim 'expa 0 X'  vs  'expa 0 X': an instance of it is rejected (type error [S-Var]: extent 0 is not a "
+        "positive integer); check each side with `core-teil check` on a program with these shapes")
 
 
 def test_instances_too_large_to_run_are_not_tested():

@@ -370,14 +370,10 @@ def _parse_answer(ex: Exercise, template: str, answer: str, what: str) -> Progra
     line, offset = before.count("\n") + 1, len(before) - (before.rfind("\n") + 1)
     try:
         return _parse(template.replace("{answer}", answer), f"exercise {ex.id}, {what}")
-    except TeilSyntaxError as err:
-        if err.span.line != line:  # past the answer (it left a parenthesis open, say): point at its end
-            col = len(answer) + 1
-            span = replace(err.span, line=1, end_line=1, column=col, end_column=col + 1)
-        else:
-            col = max(1, err.span.column - offset)
-            span = replace(err.span, line=1, end_line=1, column=col,
-                           end_column=max(col + 1, err.span.end_column - offset))
+    except TeilSyntaxError as err:  # the answer is one line, the template's last: the error is in it
+        assert err.span.line == line, err
+        col = max(1, err.span.column - offset)
+        span = replace(err.span, line=1, end_line=1, column=col, end_column=max(col + 1, err.span.end_column - offset))
         message = re.sub(r"the complete statement `\w+ = \.\.\.`", "the complete expression", err.message)
         raise TeilSyntaxError(message, span, err.rule, source=answer) from None
 

@@ -142,24 +142,19 @@ class Rewritten:
 
     def column(self, col: int) -> int:
         """The original text's 1-based column of the rewritten text's column ``col``."""
-        shift = 0
-        for start, end, o_start, o_end in self.spots:
-            if col - 1 >= end:
-                shift += (end - start) - (o_end - o_start)
-            elif col - 1 >= start:
-                return o_start + 1
+        shift = sum((end - start) - (o_end - o_start) for start, end, o_start, o_end in self.spots if col - 1 >= end)
         return max(1, col - shift)
 
-    def message(self, message: str, col: int) -> str:
-        """The parser's message in the student's words (``smul d``, never the rewrite ``mul smul_d``)."""
+    def error(self, err: TeilSyntaxError, offset: int, which: str) -> TeilSyntaxError:
+        """The parser's error in the student's words and columns (``smul d``, never ``mul smul_d``)."""
+        col = err.span.column - offset
         for start, end, o_start, o_end in self.spots:
             if start <= col - 1 < end:  # the rewritten `mul smul_d` itself is malformed: smul lacks its tensor
                 smul = self.original[o_start:o_end]
-                return f"`{smul}` takes one tensor after its factor, as in '{smul} X'"
-        message = message.replace("the complete statement `__side = ...`", "the complete expression")
-        for name, d in self.scalars.items():
-            message = message.replace(f"mul {name}", f"smul {d}").replace(name, f"smul {d}")
-        return message
+                return TeilSyntaxError(f"`{smul}` takes one tensor after its factor, as in '{smul} X'",
+                                       Span(which, 1, o_start + 1, 1, o_end + 1), err.rule, source=self.original)
+        message = err.message.replace("the complete statement `__side = ...`", "the complete expression")
+        return TeilSyntaxError(message, _claim_span(self, err.span, offset), err.rule, source=self.original)
 
 
 def _rewrite_smul(text: str) -> Rewritten:
@@ -186,9 +181,7 @@ def _parse_side(side: Rewritten, dialect: str, which: str) -> Expr:
     try:
         program = parse(prefix + side.text, which)
     except TeilSyntaxError as err:
-        message = side.message(err.message, err.span.column - len(prefix))
-        raise TeilSyntaxError(message, _claim_span(side, err.span, len(prefix)), err.rule,
-                              source=side.original) from None
+        raise side.error(err, len(prefix), which) from None
     if len(program.stmts) != 1 or program.decls:
         raise TeilInputError(f"{which}: expected one expression, e.g. 'red (expa n X)'")
     expr = program.stmts[0].expr
@@ -842,7 +835,7 @@ def _candidates(law: Law, case: Case, fs: list[Frame], pool: tuple[float, ...],
     # 3. simpler values: each entry replaced by a value earlier in the pool
     rank = {(_key(v)): n for n, v in enumerate(pool)}
     for h in law.holes:
-        arr = np.asarray(case.inputs[h])
+        arr = case.inputs[h]
         for k in np.ndindex(*arr.shape):
             here = rank.get(_key(float(arr[k])), len(pool))
             for v in pool[:here]:
