@@ -559,7 +559,7 @@ def cmd_exercise(args: argparse.Namespace) -> int:
 
 def add_teaching_commands(sub: Any) -> None:
     """``exercise`` and ``quickcheck`` (issue 16: the course as a lab)."""
-    from .teach.quickcheck import BUDGET, MAX_EXTENT
+    from .teach.quickcheck import BUDGET, EXTENT_LIMIT, MAX_BUDGET, MAX_EXTENT
 
     p = sub.add_parser("exercise", help="check your answer to a course exercise (docs/course/)",
                        description="check an answer to exercise ID of docs/course/ (e.g. 2.1): a .teil file, "
@@ -581,15 +581,16 @@ def add_teaching_commands(sub: Any) -> None:
                         "(one expression: report Theorem 3 as made true, the default with --pad), zeros "
                         "(its verbatim form: 0 in the padding)")
     p.add_argument("--lang", choices=("core", "full"), help="the dialect (default: core if both parse as core)")
-    p.add_argument("--pad", type=int, metavar="M", help="evaluate padded to multiples of M")
+    p.add_argument("--pad", type=int, metavar="M", help=f"evaluate padded to multiples of M (at most {EXTENT_LIMIT})")
     p.add_argument("--unguarded-expa", action="store_true",
                    help="the report's padded expa (no guard), which chapter 5 shows breaks Theorem 3")
     p.add_argument("--values", choices=("real", "float"), default="real",
                    help="inputs: small integers and • (real, the default) or also ±inf (float)")
-    p.add_argument("--budget", type=int, default=BUDGET, metavar="N", help=f"test cases (default {BUDGET})")
+    p.add_argument("--budget", type=int, default=BUDGET, metavar="N",
+                   help=f"test cases (default {BUDGET}, at most {MAX_BUDGET:,})")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     p.add_argument("--max-extent", type=int, default=MAX_EXTENT, metavar="E",
-                   help=f"largest extent drawn (default {MAX_EXTENT})")
+                   help=f"largest extent drawn (default {MAX_EXTENT}, at most {EXTENT_LIMIT})")
     p.set_defaults(func=cmd_quickcheck)
 
 

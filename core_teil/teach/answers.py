@@ -30,6 +30,10 @@ import numpy as np
 from ..errors import TeilInputError
 
 UNDEF_WORDS = {"•", "nan", "undef", "undefined", "bullet"}
+#: A sum's bound written as a number is at most this (the exercises' extents are below 10), and evaluating
+#: a term at one index takes at most MAX_STEPS steps: an answer cannot make the checker run for hours.
+MAX_SUM_BOUND = 1000
+MAX_STEPS = 100_000
 
 
 def items(text: str) -> list[str]:
@@ -109,7 +113,10 @@ def parse_values(text: str) -> np.ndarray:
         raise TeilInputError(f"{text!r}: unbalanced brackets")
     if cur.strip():
         rows.append(cur)
-    return np.array([parse_values(r) for r in rows], dtype=np.float64)
+    parts = [parse_values(r) for r in rows]
+    if len({p.shape for p in parts}) > 1:
+        raise TeilInputError(f"{text!r}: the rows have different lengths (a vector of vectors is rectangular)")
+    return np.array(parts, dtype=np.float64)
 
 
 def same_values(a: np.ndarray, b: np.ndarray) -> bool:
@@ -262,6 +269,9 @@ class _TermParser:
                 raise TeilInputError(f"{self.text!r}: sums run from 1 (write Σ_{{m=1..n}})")
             self.take("..")
             n = self.nat()
+            if isinstance(n, int) and n > MAX_SUM_BOUND:
+                raise TeilInputError(f"{self.text!r}: a sum's bound is at most {MAX_SUM_BOUND} here "
+                                     f"(the exercises' extents are small), not {n}")
             self.take("}")
             return Sum(var, n, self.product())
         if v == "(":
@@ -340,6 +350,7 @@ def evaluate_term(t: Any, store: Mapping[str, np.ndarray], env: Mapping[str, int
     from ..semantics.eval import ArrayInterpretation
 
     arith = ArrayInterpretation.arith
+    steps = 0
 
     def nat(j: int | str, env: Mapping[str, int]) -> int:
         if isinstance(j, int):
@@ -349,6 +360,11 @@ def evaluate_term(t: Any, store: Mapping[str, np.ndarray], env: Mapping[str, int
         return env[j]
 
     def go(u: Any, env: Mapping[str, int]) -> float:
+        nonlocal steps
+        steps += 1
+        if steps > MAX_STEPS:
+            raise TeilInputError(f"the term takes more than {MAX_STEPS:,} steps to evaluate at one index; "
+                                 f"the exercises' terms take a few hundred")
         if isinstance(u, Num):
             return u.value
         if isinstance(u, Read):

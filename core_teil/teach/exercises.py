@@ -26,7 +26,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -350,14 +350,39 @@ def _against_solution(ex: Exercise, student: Program, solution: Program) -> Verd
 
 def check_program_answer(ex: Exercise, answer: str, origin: str = "your program") -> Verdict:
     """A whole ``.teil`` program, compared with the solution by ``ct.equiv``."""
-    return _against_solution(ex, _parse(answer, origin), _parse(ex.program, "the solution"))
+    student = _parse(answer, origin)
+    if not student.decls and not student.stmts:  # an empty file is no attempt, not a wrong program
+        raise TeilInputError(f"{origin}: the program is empty; exercise {ex.id} takes {ex.asks}")
+    return _against_solution(ex, student, _parse(ex.program, "the solution"))
+
+
+def _one_line(ex: Exercise, answer: str, what: str) -> str:
+    lines = [line for line in answer.strip().splitlines() if line.strip()]
+    if len(lines) != 1:
+        raise TeilInputError(f"exercise {ex.id} takes one {what} on one line, the answer has {len(lines)} lines")
+    return lines[0].strip()
+
+
+def _parse_answer(ex: Exercise, template: str, answer: str, what: str) -> Program:
+    """``template`` with the (one-line) answer put in; a syntax error is shown in the answer and names the
+    exercise, never at a line of the template the student did not write."""
+    before = template[:template.index("{answer}")]
+    line, offset = before.count("\n") + 1, len(before) - (before.rfind("\n") + 1)
+    try:
+        return _parse(template.replace("{answer}", answer), f"exercise {ex.id}, {what}")
+    except TeilSyntaxError as err:  # the answer is one line, the template's last: the error is in it
+        assert err.span.line == line, err
+        col = max(1, err.span.column - offset)
+        span = replace(err.span, line=1, end_line=1, column=col, end_column=max(col + 1, err.span.end_column - offset))
+        message = re.sub(r"the complete statement `\w+ = \.\.\.`", "the complete expression", err.message)
+        raise TeilSyntaxError(message, span, err.rule, source=answer) from None
 
 
 def check_expression(ex: Exercise, answer: str) -> Verdict:
     """An expression put into the exercise's program, compared with the solution by ``ct.equiv``."""
-    expr = answer.strip().splitlines()[0] if answer.strip() else ""
+    expr = _one_line(ex, answer, "expression")
     expr = re.sub(r"^v\s*=\s*", "", expr)  # `v = e` is accepted for `e`
-    student = _parse(ex.program.replace("{answer}", expr), "your expression")
+    student = _parse_answer(ex, ex.program, expr, "your expression")
     return _against_solution(ex, student, _parse(ex.expected, "the solution"))
 
 
@@ -381,6 +406,9 @@ def check_rule_and_values(ex: Exercise, answer: str) -> Verdict:
     unknown = set(values) - set(program.params)
     if unknown:
         raise TeilInputError(f"exercise {ex.id}: the program has no parameter {', '.join(sorted(unknown))}")
+    missing = [p for p in ex.items if p not in values]  # the values the exercise asks for (others default to 1)
+    if missing:
+        raise TeilInputError(f"exercise {ex.id}: give the value of {', '.join(missing)} as well")
     params = {p: values.get(p, 1) for p in program.params}
     try:
         _typed(program, params)
@@ -428,6 +456,7 @@ def check_rule_and_premise(ex: Exercise, answer: str) -> Verdict:
 def check_judgement(ex: Exercise, answer: str) -> Verdict:
     """``EXPR : SHAPE``, compared with the expected judgement after parsing both (so spacing and
     parentheses do not matter); it must be a node of the first statement's derivation."""
+    answer = _one_line(ex, answer, "judgement")
     if ":" not in answer:
         raise TeilInputError(f"exercise {ex.id}: {ex.asks}")
     program = _parse(ex.program, f"exercise {ex.id}")
@@ -436,7 +465,8 @@ def check_judgement(ex: Exercise, answer: str) -> Verdict:
 
     def judgement(text: str) -> tuple[str, str]:
         expr_text, shape_text = text.rsplit(":", 1)
-        expr = _parse(f"lang {program.dialect} __e = {expr_text.strip()}", "your judgement").stmts[0].expr
+        expr = _parse_answer(ex, f"lang {program.dialect} __e = {{answer}}", expr_text.strip(),
+                             "your judgement").stmts[0].expr
         shape = parse_shape(shape_text)
         return format_expr(expr), format_shape(shape) if shape is not None else "none"
 
@@ -541,7 +571,11 @@ def check_reads(ex: Exercise, answer: str) -> Verdict:
         final = trace_steps(typed, at).final
         expected = {Read(r.name, tuple(str(j) if isinstance(j, Sym) else j for j in r.k))
                     for r in loads(final) if r.name == tensor}
-        got = {parse_read(part) for part in re.findall(r"\w+\[[^\]]*\]", text)}
+        reads = re.findall(r"\w+\[[^\]]*\]", text)
+        rest = re.sub(r"\w+\[[^\]]*\]|\band\b|[,{}\s]", "", text)
+        if rest or not reads:  # every word is read: trailing text is a malformed answer, not ignored
+            raise TeilInputError(f"exercise {ex.id}: part {n}, {text!r}, is not a list of reads such as B[2, i, j]")
+        got = {parse_read(part) for part in reads}
         if got != expected:
             return wrong(ex, f"part {n}: those are not the entries of {tensor} that {at} reads",
                          known_hint(ex, f"{n}") or f"trace {at} and read the last line")
@@ -571,10 +605,7 @@ def check_values(ex: Exercise, answer: str) -> Verdict:
 def check_cost(ex: Exercise, answer: str) -> Verdict:
     """Numbers of operations per entry, by the :class:`Cost` interpretation of eval.py's equations."""
     costs = statement_costs(_parse(ex.program, f"exercise {ex.id}"), _params(ex))
-    try:
-        given = [int(x) for x in re.findall(r"-?\d+", answer)]
-    except ValueError:
-        given = []
+    given = [_count(ex, x) for x in re.split(r"[;,\s]+", answer.strip()) if x]
     if not given:
         raise TeilInputError(f"exercise {ex.id}: {ex.asks}")
     if len(given) == 1 and len(set(costs)) == 1:
@@ -582,6 +613,17 @@ def check_cost(ex: Exercise, answer: str) -> Verdict:
     if given == costs:
         return right(ex, "the count is right")
     return wrong(ex, "that is not the number of operations the equations perform", ex.hint)
+
+
+def _count(ex: Exercise, text: str) -> int:
+    """A number of operations: a whole number (``5`` or ``5.0``; ``5.5`` and words are malformed)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value.is_integer():
+        raise TeilInputError(f"exercise {ex.id}: {text!r} is not a number of operations")
+    return int(value)
 
 
 def check_hypothesis(ex: Exercise, answer: str) -> Verdict:
@@ -598,6 +640,11 @@ def check_hypothesis(ex: Exercise, answer: str) -> Verdict:
     except TeilSyntaxError as err:
         raise TeilInputError(f"exercise {ex.id}: not a condition ({err.message}); {ex.asks}") from None
     ours = _parse(header + f"assume {ex.expected}\n", "the hypothesis")
+    unknown = sorted({t.name for c in theirs.conds for lin in (c.lhs, c.rhs) for t in lin.terms
+                      if t.name is not None and t.name not in program.params})
+    if unknown:  # as check does for an assume: the names must be the program's parameters
+        raise TeilInputError(f"exercise {ex.id}: {', '.join(map(repr, unknown))} in the hypothesis is not a "
+                             f"parameter of the program ({', '.join(program.params)})")
     solver = ShapeSolver(theirs)
     base = [v >= 1 for v in solver.vars.values()]
     c_theirs = z3.And(*[solver.cond(c) for c in theirs.conds])
@@ -709,7 +756,7 @@ def check_padded_shape(ex: Exercise, answer: str) -> Verdict:
     text = parts[1].strip()
     share = parse_value(text.rstrip("%")) / (100 if text.endswith("%") else 1)
     expected = 1 - math.prod(int(n) for n in original) / math.prod(padded)
-    if abs(share - expected) > 0.005:
+    if not math.isfinite(share) or abs(share - expected) > 0.005:  # • is no share (abs(nan - x) > e is False)
         return wrong(ex, "the shape is right, the share of padding is not",
                      "padding = 1 - (original entries) / (padded entries)")
     return right(ex, "shape and share are right")
@@ -834,6 +881,8 @@ def read_answer(ex: Exercise, answer: str | None) -> tuple[str, str]:
     """The answer's text and where it came from: a file if ``answer`` names one, else the text itself."""
     if answer is None or not answer.strip():
         raise TeilInputError(f"exercise {ex.id} needs an answer: {ex.asks}")
+    if os.path.isdir(answer):
+        raise TeilInputError(f"{answer}: is a directory, not an answer file (exercise {ex.id} takes {ex.asks})")
     if os.path.isfile(answer):
         try:
             with open(answer, encoding="utf-8") as fh:
@@ -853,10 +902,16 @@ def find(exercise_id: str) -> Exercise:
     return ex
 
 
+_PROGRAM_TEXT = re.compile(r"^\s*(lang\s+(core|full)\b|param\s|((input|output)\s+)?alloc\s)", re.M)
+
+
 def check_answer(exercise_id: str, answer: str | None) -> Verdict:
     """``core-teil exercise ID ANSWER``: right, or wrong with a hint (raises TeilInputError on bad input)."""
     ex = find(exercise_id)
     text, origin = read_answer(ex, answer)
+    if ex.kind is not Kind.PROGRAM and _PROGRAM_TEXT.search(text):
+        where = f"{origin} is a TeIL program" if origin != "<answer>" else "the answer is a TeIL program"
+        raise TeilInputError(f"exercise {ex.id} takes {ex.asks}; {where}")
     try:
         if ex.kind is Kind.PROGRAM:  # errors in the student's file name the file
             return check_program_answer(ex, text, origin if origin != "<answer>" else "your program")
@@ -934,7 +989,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         "1.4", 1, "fig11 without its assume", Kind.RULE_AND_VALUES,
         "the rule that rejects the program and the value of k, like 'T-Rule k = 5'",
-        program=_FIG11.format(assume=""),
+        program=_FIG11.format(assume=""), items=("k",),
         hints=(("T-Elem", "T-Elem compares the shapes of add's operands; which operator needs a slice to exist?"),
                ("OK-Stmt", "the statements' shapes agree; which operator's premise mentions k?"))),
     # -- chapter 2 ---------------------------------------------------------

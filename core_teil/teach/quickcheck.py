@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TeilError, TeilInputError, TeilSyntaxError
+from ..errors import Span, TeilError, TeilInputError, TeilSyntaxError
 from ..lang.printer import format_expr, format_shape
 from ..lang.syntax import (
     Contr,
@@ -89,6 +89,11 @@ REAL_VALUES = (0.0, 1.0, -1.0, 2.0, -2.0, 3.0, math.nan)
 FLOAT_VALUES = (*REAL_VALUES, math.inf, -math.inf)
 #: The scalar input that stands for ``d`` in ``smul d e``.
 SMUL = "smul_"
+#: Caps that keep a run short (bad input beyond them is exit 2, naming the cap): test cases; the largest
+#: extent drawn, written in the claim (``expa 5 X``) or padded to (``--pad``); entries of one node of an instance.
+MAX_BUDGET = 10_000
+EXTENT_LIMIT = 16
+MAX_ENTRIES = 1_000_000
 
 
 class Claim(StrEnum):
@@ -125,42 +130,91 @@ class Law:
 _SMUL = re.compile(r"\bsmul\s+([A-Za-z_][A-Za-z0-9_]*|[0-9]+)\b")
 
 
-def _rewrite_smul(text: str) -> tuple[str, dict[str, str | int]]:
-    scalars: dict[str, str | int] = {}
+@dataclass(frozen=True)
+class Rewritten:
+    """A side with ``smul d`` rewritten to ``mul smul_d``, and where each rewrite sits in both texts
+    (so an error in the rewritten text is shown at the student's own column, in the student's words)."""
 
-    def sub(m: re.Match[str]) -> str:
+    text: str
+    original: str
+    scalars: dict[str, str | int]
+    spots: tuple[tuple[int, int, int, int], ...]  # (start, end) in text, (start, end) in original
+
+    def column(self, col: int) -> int:
+        """The original text's 1-based column of the rewritten text's column ``col``."""
+        shift = sum((end - start) - (o_end - o_start) for start, end, o_start, o_end in self.spots if col - 1 >= end)
+        return max(1, col - shift)
+
+    def error(self, err: TeilSyntaxError, offset: int, which: str) -> TeilSyntaxError:
+        """The parser's error in the student's words and columns (``smul d``, never ``mul smul_d``)."""
+        col = err.span.column - offset
+        for start, end, o_start, o_end in self.spots:
+            if start <= col - 1 < end:  # the rewritten `mul smul_d` itself is malformed: smul lacks its tensor
+                smul = self.original[o_start:o_end]
+                return TeilSyntaxError(f"`{smul}` takes one tensor after its factor, as in '{smul} X'",
+                                       Span(which, 1, o_start + 1, 1, o_end + 1), err.rule, source=self.original)
+        message = err.message.replace("the complete statement `__side = ...`", "the complete expression")
+        return TeilSyntaxError(message, _claim_span(self, err.span, offset), err.rule, source=self.original)
+
+
+def _rewrite_smul(text: str) -> Rewritten:
+    scalars: dict[str, str | int] = {}
+    spots: list[tuple[int, int, int, int]] = []
+    out, last = [], 0
+    for m in _SMUL.finditer(text):
         d = m.group(1)
         name = SMUL + d
         scalars[name] = int(d) if d.isdigit() else d
-        return f"mul {name}"
+        out.append(text[last:m.start()])
+        start = sum(map(len, out))
+        out.append(f"mul {name}")
+        spots.append((start, start + len(out[-1]), m.start(), m.end()))
+        last = m.end()
+    out.append(text[last:])
+    return Rewritten("".join(out), text, scalars, tuple(spots))
 
-    return _SMUL.sub(sub, text), scalars
 
-
-def _parse_side(text: str, dialect: str, which: str) -> Expr:
+def _parse_side(side: Rewritten, dialect: str, which: str) -> Expr:
     from ..lang.parser import parse
 
     prefix = f"lang {dialect} __side = "
     try:
-        program = parse(prefix + text, which)
+        program = parse(prefix + side.text, which)
     except TeilSyntaxError as err:
-        col = max(1, err.span.column - len(prefix))
-        span = replace(err.span, column=col, end_column=max(col + 1, err.span.end_column - len(prefix)))
-        raise TeilSyntaxError(err.message, span, err.rule, source=text) from None
+        raise side.error(err, len(prefix), which) from None
     if len(program.stmts) != 1 or program.decls:
         raise TeilInputError(f"{which}: expected one expression, e.g. 'red (expa n X)'")
-    return program.stmts[0].expr
+    expr = program.stmts[0].expr
+    _check_extents(expr, side, which, len(prefix))
+    return expr
+
+
+def _claim_span(side: Rewritten, span: Span, offset: int) -> Span:
+    """A span of the parsed ``prefix + text`` as a span of the claim the student wrote."""
+    col = side.column(max(1, span.column - offset))
+    end = side.column(max(1, span.end_column - offset)) if span.end_column else col + 1
+    return replace(span, line=1, end_line=1, column=col, end_column=max(col + 1, end))
+
+
+def _check_extents(e: Expr, side: Rewritten, which: str, offset: int) -> None:
+    """Extents written in the claim (``expa 5 X``, ``proj 2 X``) are positive and small: the checker
+    rejects 0 (S-Var, T-Proj), and a large one would make every instance too large to run."""
+    for node in walk(e):
+        for attr, rule in (("d", "T-Expa"), ("m", "T-Proj")):
+            d = getattr(node, attr, None)
+            if not isinstance(d, int) or 1 <= d <= EXTENT_LIMIT:
+                continue
+            what = "a positive integer" if d < 1 else f"at most {EXTENT_LIMIT} (quickcheck tests small shapes)"
+            raise TeilInputError(f"the claim's extent {d} must be {what}", _claim_span(side, node.span, offset),
+                                 rule, source=side.original)
 
 
 def parse_law(*texts: str, dialect: str | None = None) -> Law:
     """The claim's expressions, in ``dialect`` (``None``: core if both parse as core, else full)."""
     if not 1 <= len(texts) <= 2:
         raise TeilInputError("quickcheck takes one expression (a padding claim) or two (an equation)")
-    rewritten, scalars = [], {}
-    for t in texts:
-        r, s = _rewrite_smul(t)
-        rewritten.append(r)
-        scalars.update(s)
+    rewritten = [_rewrite_smul(t) for t in texts]
+    scalars = {k: v for r in rewritten for k, v in r.scalars.items()}
     names = ("<lhs>", "<rhs>")[: len(texts)]
     if dialect is None:
         try:
@@ -467,11 +521,25 @@ def semantics(unguarded_expa: bool) -> Iterator[None]:
         ev.EQUATIONS[Expa], ev.EQUATIONS[ExpaAt] = saved
 
 
+@contextlib.contextmanager
+def about_the_claim(law: Law) -> Iterator[None]:
+    """An error in a generated instance is reported against the claim (exit 2), never as a falsification
+    nor at a line of a program the student did not write."""
+    try:
+        yield
+    except TeilError as err:
+        rule = f" [{err.rule}]" if err.rule else ""
+        claim = "  vs  ".join(f"'{t}'" for t in law.texts)
+        raise TeilInputError(f"the claim {claim}: an instance of it is rejected ({err.kind}{rule}: {err.message}); "
+                             f"check each side with `core-teil check` on a program with these shapes") from None
+
+
 def _typed(law: Law, inst: Instance) -> Any:
     from ..lang.parser import parse
     from ..lang.typing import check_program
 
-    return check_program(parse(instance_program(law, inst)), inst.params)
+    with about_the_claim(law):
+        return check_program(parse(instance_program(law, inst)), inst.params)
 
 
 def run(typed: Any, inputs: dict[str, np.ndarray], pad: int | None) -> dict[str, np.ndarray]:
@@ -503,6 +571,11 @@ class Failure:
 
 def judge(law: Law, claim: Claim, case: Case, pad: int | None) -> Failure | None:
     """Run the case; the failure it shows, or None."""
+    with about_the_claim(law):
+        return _judge(law, claim, case, pad)
+
+
+def _judge(law: Law, claim: Claim, case: Case, pad: int | None) -> Failure | None:
     inst = case.instance
     typed = _typed(law, inst)
     lhs, rhs = names_for(law)
@@ -619,12 +692,14 @@ def quickcheck(*texts: str, claim: Claim | str | None = None, dialect: str | Non
 
     start = time.perf_counter()
     pad = check_pad(pad)
+    _check_limits(pad, budget, max_extent)
     law = parse_law(*texts, dialect=dialect)
     claim = _claim(claim, law, pad)
     if values not in ("real", "float"):
         raise TeilInputError(f"--values {values}: expected 'real' (V ∪ {{•}}) or 'float' (also ±inf)")
-    if budget < 1 or max_extent < 1:
-        raise TeilInputError("the budget and the largest extent must be >= 1")
+    if claim is Claim.TYPING and (pad is not None or unguarded_expa or values != "real"):
+        raise TeilInputError("the claim 'typing' is about shapes, not values: --pad, --unguarded-expa and "
+                             "--values do not apply to it")
     pool = REAL_VALUES if values == "real" else FLOAT_VALUES
     rng = random.Random(seed)
     if claim is Claim.TYPING:
@@ -632,12 +707,15 @@ def quickcheck(*texts: str, claim: Claim | str | None = None, dialect: str | Non
     fs = frames(law, same_shape=True)
     if not fs:
         raise TeilInputError(_no_frame(law))
-    tests = 0
+    tests = too_large = 0
     with semantics(unguarded_expa):
         for _ in range(budget):
             frame = fs[rng.randrange(len(fs))]
             inst = assign(frame, law, rng, max_extent)
             if inst is None:
+                continue
+            if not small_enough(law, inst, pad):  # drawn again: a test runs in a blink, or not at all
+                too_large += 1
                 continue
             case = Case(inst, random_inputs(law, inst, rng, pool))
             tests += 1
@@ -647,12 +725,42 @@ def quickcheck(*texts: str, claim: Claim | str | None = None, dialect: str | Non
                 cex = Counterexample(case, failure, instance_program(law, case.instance))
                 return Result(law, claim, Status.FALSIFIED, tests, shrinks, time.perf_counter() - start, pad,
                               unguarded_expa, values, cex, len(fs))
+    if tests == 0 and too_large:
+        raise TeilInputError(f"no instance of the claim is small enough to test: each has a node of more "
+                             f"than {MAX_ENTRIES:,} entries{' (padded)' if pad else ''}; use smaller extents "
+                             f"(--max-extent, the claim's own, --pad)")
     if tests == 0:  # never "passed" without a single test
         raise TeilInputError(f"no instance of the claim could be drawn: with extents up to {max_extent}, every "
                              f"shape the typing rules allow breaks T-Proj's premise m <= n; try a larger "
                              f"--max-extent, or check the sides with core-teil check")
     return Result(law, claim, Status.PASSED, tests, 0, time.perf_counter() - start, pad, unguarded_expa, values,
                   None, len(fs))
+
+
+def _check_limits(pad: int | None, budget: int, max_extent: int) -> None:
+    """The caps of a run (:data:`MAX_BUDGET`, :data:`EXTENT_LIMIT`): a run that cannot end is bad input."""
+    if not 1 <= budget <= MAX_BUDGET:
+        raise TeilInputError(f"--budget {budget}: the number of test cases must be between 1 and {MAX_BUDGET:,}")
+    if not 1 <= max_extent <= EXTENT_LIMIT:
+        raise TeilInputError(f"--max-extent {max_extent}: the largest extent must be between 1 and "
+                             f"{EXTENT_LIMIT} (quickcheck tests small shapes)")
+    if pad is not None and pad > EXTENT_LIMIT:
+        raise TeilInputError(f"--pad {pad}: quickcheck pads to multiples of at most {EXTENT_LIMIT} "
+                             f"(`core-teil prove FILE --pad M` proves the padding claim for any M)")
+
+
+def small_enough(law: Law, inst: Instance, pad: int | None) -> bool:
+    """Every node of the instance (padded) has at most :data:`MAX_ENTRIES` entries."""
+    from ..lang.shapes import round_up
+    from ..semantics.inputs import concrete_extent
+
+    typed = _typed(law, inst)
+    for derivation in typed.derivations:
+        for node in derivation.expr.walk():
+            extents = (concrete_extent(typed, d) for d in node.shape)
+            if math.prod(round_up(n, pad) if pad else n for n in extents) > MAX_ENTRIES:
+                return False
+    return True
 
 
 def _claim(claim: Claim | str | None, law: Law, pad: int | None) -> Claim:
@@ -719,7 +827,8 @@ def _candidates(law: Law, case: Case, fs: list[Frame], pool: tuple[float, ...],
             if smaller is None or smaller.size >= inst.size:
                 continue
             if all(_fits(smaller.shapes[h], inst.shapes[h]) for h in law.holes):
-                inputs = {h: case.inputs[h][tuple(slice(0, n) for n in smaller.shapes[h])] for h in law.holes}
+                inputs = {h: np.array(case.inputs[h][tuple(slice(0, n) for n in smaller.shapes[h])])
+                          for h in law.holes}
                 for s, d in law.scalars.items():
                     inputs[s] = np.array(float(d if isinstance(d, int) else smaller.params[d]))
                 yield Case(smaller, inputs)
@@ -845,8 +954,9 @@ def render(r: Result) -> str:
     values = "V ∪ {•}" if r.values == "real" else "floats with ±inf and •"
     if r.ok:
         ranks = ", ".join(f"{h}" for h in law.holes)
-        lines = [head, f"OK: passed {r.tests} random test(s) ({r.frames} rank assignment(s) of {ranks or 'no holes'}; "
-                       f"inputs in {values}) in {r.seconds:.2f} s",
+        inputs = "" if r.claim is Claim.TYPING else f"; inputs in {values}"  # typing runs nothing
+        lines = [head, f"OK: passed {r.tests} random test(s) ({r.frames} rank assignment(s) of {ranks or 'no holes'}"
+                       f"{inputs}) in {r.seconds:.2f} s",
                  "This is evidence, not a proof."]
         lines += _next_steps(r)
         return "\n".join(lines)
