@@ -1,0 +1,104 @@
+"""Review r15 of issue 15 (the native engine's repeated-call path and the padded rule).
+
+Each test here kills a mutant of ``core_teil/native/engine.py``, ``planner.py`` or
+``native/_native.pyx`` that the existing tests let through; the mutant is named in the
+test's comment.  Every one of them makes the engine answer wrongly (or crash) where the
+unmutated engine is right.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import core_teil as ct
+from core_teil.native import _native
+from core_teil.native import engine as native
+from core_teil.semantics.eval import evaluate
+
+MATMUL = "examples/matmul.teil"
+
+
+def _compiled(k: native.Kernel) -> native.Compiled:
+    (c,) = k._compiled.values()
+    return c
+
+
+# --------------------------------------------------------------------------
+# The fast path's gate: every buffer it reads is supplied
+# --------------------------------------------------------------------------
+
+#: An output never written (its final value is its initial buffer) and an allocation read
+#: before it is written: both are • when not supplied, and the caller's values when supplied.
+UNSUPPLIED = {
+    "an output never written": ("lang full\ninput alloc A : [2]\noutput alloc B : [2]\noutput alloc C : [2]\n"
+                                "C = mul A A\n", "B"),
+    "an allocation read before it is written": ("lang full\ninput alloc A : [2]\nalloc B : [2]\n"
+                                                "output alloc C : [2]\nC = add A B\n", "B"),
+}
+
+
+@pytest.mark.parametrize("case", UNSUPPLIED, ids=str)
+def test_a_buffer_not_supplied_keeps_the_call_off_the_fast_path(case):
+    # r15 F09 (an output's initial buffer left out of Fast.inputs) and F05 (an operand's):
+    # the fast path then looked the missing array up and raised KeyError (exit 70)
+    text, name = UNSUPPLIED[case]
+    program = ct.parse(text)
+    k = native.compile(program)
+    assert name in _compiled(k).fast.inputs
+    a = np.array([1.0, 2.0])
+    for _ in range(2):  # the first call, and a repeated one
+        got = k(A=a)
+        want = evaluate(program, {"A": a})
+        assert set(got) == set(want)
+        for out, w in want.items():
+            np.testing.assert_array_equal(got[out], w)
+    supplied = np.array([5.0, 6.0])
+    got = k(A=a, **{name: supplied})
+    np.testing.assert_array_equal(got["C"], evaluate(program, {"A": a, name: supplied})["C"])
+    if "B" in got:  # the output B is the caller's values, in an array of its own
+        np.testing.assert_array_equal(got["B"], supplied)
+        assert not np.shares_memory(got["B"], supplied)
+
+
+# --------------------------------------------------------------------------
+# Threads: each has its own slot tables and temporaries
+# --------------------------------------------------------------------------
+
+
+def test_a_call_in_another_thread_does_not_redirect_a_running_call(monkeypatch):
+    # r15 R05 / T01 (one slot table for every thread): thread A is held inside its kernel
+    # call while the main thread runs a whole call on other arrays; with a shared table the
+    # main thread's rows (its inputs, its result buffer) replace A's before A's kernel runs
+    program = ct.load(MATMUL)
+    k = native.compile(program, {"l": 3, "m": 4, "n": 5})
+    assert _compiled(k).fast is not None
+    rng = np.random.default_rng(15)
+    mine = {"A": rng.standard_normal((3, 4)), "B": rng.standard_normal((4, 5))}
+    other = {"A": rng.standard_normal((3, 4)), "B": rng.standard_normal((4, 5))}
+    warm = k(A=np.ones((3, 4)), B=np.ones((4, 5)))  # kept: A's result must not land in its memory
+    real = _native.run
+    inside, released = threading.Event(), threading.Event()
+    held: list[threading.Thread] = []
+
+    def run(*args):
+        if threading.current_thread() in held and not inside.is_set():
+            inside.set()
+            released.wait(30)
+        return real(*args)
+
+    monkeypatch.setattr(_native, "run", run)
+    got: dict[str, np.ndarray] = {}
+    a = threading.Thread(target=lambda: got.update(k(**mine)))
+    held.append(a)
+    a.start()
+    assert inside.wait(30)
+    theirs = k(**other)
+    released.set()
+    a.join(30)
+    np.testing.assert_allclose(got["C"], mine["A"] @ mine["B"], rtol=1e-12)
+    np.testing.assert_allclose(theirs["C"], other["A"] @ other["B"], rtol=1e-12)
+    assert not np.shares_memory(got["C"], theirs["C"])
+    assert (warm["C"] == 4.0).all()
