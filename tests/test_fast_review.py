@@ -102,3 +102,44 @@ def test_a_call_in_another_thread_does_not_redirect_a_running_call(monkeypatch):
     np.testing.assert_allclose(theirs["C"], other["A"] @ other["B"], rtol=1e-12)
     assert not np.shares_memory(got["C"], theirs["C"])
     assert (warm["C"] == 4.0).all()
+
+
+# --------------------------------------------------------------------------
+# The repeated-call gate compares names too, not only shapes
+# --------------------------------------------------------------------------
+
+
+def test_a_repeated_call_with_an_unknown_name_is_refused_as_the_first_call_is():
+    # r15 T02 (the gate's tuple(inputs) == names dropped): arrays of the last call's shapes
+    # under another name skipped the checks, and the missing B read as • (NaN): C all NaN
+    k = native.compile(ct.load(MATMUL), {"l": 2, "m": 2, "n": 2})
+    a, b = np.eye(2), np.full((2, 2), 3.0)
+    np.testing.assert_array_equal(k(A=a, B=b)["C"], b)
+    with pytest.raises(ct.TeilInputError, match="input 'X': the program allocates no 'X'"):
+        k(A=a, X=b)
+    np.testing.assert_array_equal(k(B=b, A=a)["C"], b)  # the same names in another order
+
+
+# --------------------------------------------------------------------------
+# The padded rule: compared unless every statement is bounded
+# --------------------------------------------------------------------------
+
+
+def test_one_unbounded_statement_among_bounded_ones_is_compared(monkeypatch):
+    # r15 D02 (not any(bounded)) and D03 (the last statement's bound only): axpy's z is
+    # a · x + y with bound |a|·|x| + |y| = 6e307 > OVERFLOW_BOUND (= max / 4 ~ 4.5e307) though
+    # z = 0; w = z - y is bounded (1 + 3e307).  One unbounded statement is enough to compare.
+    program = ct.load("examples/axpy.teil")
+    k = native.compile(program, {"n": 3}, 4)
+    checked: list[int] = []
+    real = native.padding_agrees
+    monkeypatch.setattr(native, "padding_agrees", lambda *a: checked.append(1) or real(*a))
+    x = {"a": np.array(1.0), "x": np.array([3e307, 1.0, 2.0]), "y": np.array([-3e307, 1.0, 2.0])}
+    got = k(**x)
+    np.testing.assert_array_equal(got["z"], [0.0, 2.0, 4.0])
+    np.testing.assert_array_equal(got["w"], [3e307, 1.0, 2.0])
+    assert checked == [1]
+    checked.clear()
+    x["x"][0], x["y"][0] = 1e307, -1e307  # now both are bounded (2e307 and 1e307 + 1): no comparison
+    k(**x)
+    assert checked == []
