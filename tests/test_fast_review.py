@@ -105,22 +105,6 @@ def test_a_call_in_another_thread_does_not_redirect_a_running_call(monkeypatch):
 
 
 # --------------------------------------------------------------------------
-# The repeated-call gate compares names too, not only shapes
-# --------------------------------------------------------------------------
-
-
-def test_a_repeated_call_with_an_unknown_name_is_refused_as_the_first_call_is():
-    # r15 T02 (the gate's tuple(inputs) == names dropped): arrays of the last call's shapes
-    # under another name skipped the checks, and the missing B read as • (NaN): C all NaN
-    k = native.compile(ct.load(MATMUL), {"l": 2, "m": 2, "n": 2})
-    a, b = np.eye(2), np.full((2, 2), 3.0)
-    np.testing.assert_array_equal(k(A=a, B=b)["C"], b)
-    with pytest.raises(ct.TeilInputError, match="input 'X': the program allocates no 'X'"):
-        k(A=a, X=b)
-    np.testing.assert_array_equal(k(B=b, A=a)["C"], b)  # the same names in another order
-
-
-# --------------------------------------------------------------------------
 # The padded rule: compared unless every statement is bounded
 # --------------------------------------------------------------------------
 
