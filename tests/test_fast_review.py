@@ -127,3 +127,26 @@ def test_one_unbounded_statement_among_bounded_ones_is_compared(monkeypatch):
     x["x"][0], x["y"][0] = 1e307, -1e307  # now both are bounded (2e307 and 1e307 + 1): no comparison
     k(**x)
     assert checked == []
+
+
+# --------------------------------------------------------------------------
+# largest_size: max |v| over the values that are not NaN, whatever the layout
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [12, 2 * native.SMALL_SIZE])  # one ufunc and a reduction; fmax/fmin
+def test_largest_size_of_a_strided_view_skips_nan_and_sees_negatives(n):
+    # r15 L01 (the fmax/fmin path's max(|hi|, |lo|) cut to |hi|) and L02 (the small path's
+    # NaN test dropped: NaN, which the guard then reads as "no bound").  The engine hands it
+    # C-contiguous float64 today (_native.largest_abs); these paths are its contract for the rest.
+    base = np.zeros((n, 2))
+    view = base[:, 0]
+    assert not view.flags.c_contiguous
+    view[1], view[2], view[3] = -7.5, 3.0, np.nan
+    assert native.largest_size(view) == 7.5
+    assert native.largest_size(base[:, 1]) == 0.0
+    base[:, 1] = np.nan
+    assert native.largest_size(base[:, 1]) == 0.0  # every value • : 0, as for largest_abs
+    big_endian = np.array([1.0, -9.0, np.nan], dtype=">f8")
+    assert native.largest_size(big_endian) == 9.0
+
