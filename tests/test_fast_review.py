@@ -110,7 +110,8 @@ def test_a_call_in_another_thread_does_not_redirect_a_running_call(monkeypatch):
 
 
 def test_one_unbounded_statement_among_bounded_ones_is_compared(monkeypatch):
-    # r15 D02 (not any(bounded)) and D03 (the last statement's bound only): axpy's z is
+    # r15 D02 (not any(bounded)), D03 (the last statement's bound only) and B01 (planner.bound
+    # the largest term, not the sum of the terms, as the fast path's guard still had it): axpy's z is
     # a · x + y with bound |a|·|x| + |y| = 6e307 > OVERFLOW_BOUND (= max / 4 ~ 4.5e307) though
     # z = 0; w = z - y is bounded (1 + 3e307).  One unbounded statement is enough to compare.
     program = ct.load("examples/axpy.teil")
