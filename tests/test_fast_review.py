@@ -151,3 +151,32 @@ def test_largest_size_of_a_strided_view_skips_nan_and_sees_negatives(n):
     big_endian = np.array([1.0, -9.0, np.nan], dtype=">f8")
     assert native.largest_size(big_endian) == 9.0
 
+
+
+# --------------------------------------------------------------------------
+# planner.bound of a factor that is not a read: a sum, a quotient by a sum
+# --------------------------------------------------------------------------
+
+#: The plan computes ``A · Σ_m f(m)``, the equations ``Σ_m A · f(m)``: with A = 1e-300 and
+#: f(m) = 1e308 the plan's sum overflows to inf (inf · 1e-300 = inf) where the equations give
+#: 2e8.  Only a bound that sees f's size sends the call to the equations.
+NOT_A_READ = {
+    # r15 B06 (the bound of a SumAtom or GuardAtom factor taken as 1)
+    "a sum": ("O = red 2 (prod A (add B C))", {"B": [5e307, 5e307], "C": [5e307, 5e307]}),
+    # r15 P05 (planner._least of a denominator that is a sum taken as 1, not 0: no lower bound)
+    "a quotient by a difference": ("O = red 2 (prod A (div B (sub C D)))",
+                                   {"B": [1e300, 1e300], "C": [1.0, 1.0], "D": [1.0 - 1e-8, 1.0 - 1e-8]}),
+}
+
+
+@pytest.mark.parametrize("case", NOT_A_READ, ids=str)
+def test_a_factor_that_is_not_a_read_is_bounded_by_its_values(case):
+    stmt, values = NOT_A_READ[case]
+    program = ct.parse("lang full\ninput alloc A : [1]\ninput alloc B : [2]\ninput alloc C : [2]\n"
+                       "input alloc D : [2]\noutput alloc O : [1]\n" + stmt + "\n")
+    x = {"A": np.array([1e-300]), "D": np.zeros(2)} | {n: np.array(v) for n, v in values.items()}
+    want = evaluate(program, x)["O"]
+    assert np.isfinite(want).all() and 1e8 < want[0] < 3e8
+    for pad in (None, 4):
+        got = native.compile(program, None, pad)(**x)["O"]
+        np.testing.assert_allclose(got, want, rtol=1e-12)
