@@ -180,3 +180,20 @@ def test_a_factor_that_is_not_a_read_is_bounded_by_its_values(case):
     for pad in (None, 4):
         got = native.compile(program, None, pad)(**x)["O"]
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_zero_in_a_denominator_does_not_leave_the_call_to_the_equations(monkeypatch):
+    # r15 L03 (least_size counting zeros: the least non-zero |den| became 0, the quotient's
+    # bound inf): B / 0 is • whatever the order, so a zero is no reason to ask the equations
+    program = ct.parse("lang full\ninput alloc A : [1]\ninput alloc B : [2]\ninput alloc C : [2]\n"
+                       "output alloc O : [1]\nO = red 2 (prod A (div B C))\n")
+    asked: list[int] = []
+    real = native.evaluate
+    monkeypatch.setattr(native, "evaluate", lambda *a, **kw: asked.append(1) or real(*a, **kw))
+    x = {"A": np.array([2.0]), "B": np.array([0.0, 3.0]), "C": np.array([0.0, 4.0])}
+    for pad in (None, 4):
+        np.testing.assert_array_equal(native.compile(program, None, pad)(**x)["O"], [1.5])
+    assert asked == []
+    x["C"][1] = 0.0  # 3 / 0 is •
+    assert np.isnan(native.compile(program)(**x)["O"]).all()
+    assert asked == []
