@@ -375,6 +375,7 @@ def discharge(ob: Obligation, ctx: z3.Context | None = None) -> Outcome:
     if r == z3.unsat:
         return Outcome(ob.name, Status.PROVED, dt, rlimit=spent)
     if r == z3.sat:
+        first = s.model()  # the refutation itself, whatever the shrinking below leaves of the rlimit
         for c in ob.prefer:  # in a fixed order, each kept only if it leaves a model
             s.push()
             s.add(c.translate(ctx))
@@ -386,8 +387,7 @@ def discharge(ob: Obligation, ctx: z3.Context | None = None) -> Outcome:
         try:
             model = canonical_model(s, printer)
         except (z3.Z3Exception, ValueError, TypeError) as exc:  # never let shrinking hide the refutation
-            s.check()
-            model, note = ModelView(s.model()), f" (not canonicalised: {exc})"
+            model, note = ModelView(first), f" (not canonicalised: {exc})"
         try:
             text = printer(model) + note
         except Exception as exc:  # a counterexample printer must never hide the refutation itself

@@ -35,13 +35,13 @@ from core_teil.semantics import eval as ev
 from core_teil.semantics import symbolic as sym
 from core_teil.semantics.sequences import RankUndecided, Seq, as_seq
 
-from .kernel import EVERY_RANK, Lemma, Obligation
-from .padding import INV_PARTS, M, inv_at
+from . import sums
+from .kernel import EVERY_RANK, Lemma, Obligation, Rule
+from .padding import INV_PARTS, PAD_SUM_LAWS, M, inv_at
 from .ranks import GENERIC_STEPS, Generic, GenericInterpretation, GenericPremises, generic_schemata, padding, positive
 
-_fresh = itertools.count()
-
 INDEX = z3.ArraySort(z3.IntSort(), z3.IntSort())
+VALUES = z3.ArraySort(z3.IntSort(), sym.Value)
 
 
 @dataclass(frozen=True)
@@ -77,9 +77,13 @@ class PadInterpretation(GenericInterpretation):
     """:class:`proofs.ranks.GenericInterpretation` that also records its sums (for the sum laws)."""
 
     sums: list[SumRecord] = field(default_factory=list)
+    #: Names of the summation variables: numbered per run, not per process, so that an obligation
+    #: is the same term whatever was built before it (Z3's search depends on the names).
+    tag: str = ""
+    names: Iterator[int] = field(default_factory=itertools.count)
 
     def sum(self, n: Any, body: Callable[[Any], z3.ExprRef], node: Expr) -> z3.ExprRef:
-        m = z3.Int(f"m!{next(_fresh)}")
+        m = z3.Int(f"m!{self.tag}{next(self.names)}")
         self.path.append(z3.And(m >= 1, m <= n))
         try:
             v = body(m)
@@ -161,8 +165,12 @@ class Hints:
 
 
 #: The per-case hints; a case not listed takes the defaults.
-HINTS: dict[str, Hints] = {"Transp": Hints(needs=(("a", "a"), ("b", "b"), ("c", "c")), ceil_axiom=False,
-                                           arrays=False)}
+HINTS: dict[str, Hints] = {
+    "Transp": Hints(needs=(("a", "a"), ("b", "b"), ("c", "c")), ceil_axiom=False, arrays=False),
+    # A Σ: its padded terms are 0 or • ((b)); a • among them reaches the unpadded sum through (c);
+    # contr puts two positions in front.
+    **dict.fromkeys(("Red", "Contr"), Hints(needs=(("a", "abc"), ("b", "b"), ("c", "abc")), shifts=range(-2, 3))),
+}
 
 
 def hole_hypotheses(x: str, t: Seq | tuple, T: Seq | tuple, P: Memory, U: Memory, reads: list[Any],
@@ -176,12 +184,12 @@ def hole_hypotheses(x: str, t: Seq | tuple, T: Seq | tuple, P: Memory, U: Memory
         e = Seq.of(())
         return {key: [P.at(e) == U.at(e)] for key in "abc"}  # a scalar has no padding: (a) is all of Inv
     t, T = as_seq(t), as_seq(T)
-    out: dict[str, list[z3.BoolRef]] = {"a": [], "b": [], "c": [h for probe in probes for h in probe.path]}
+    out: dict[str, list[z3.BoolRef]] = {"a": [], "b": [], "c": []}
     for rd in reads:
         a, b, _ = inv_at(rd.index, rd.index, t, T, P.at(rd.index), U.at(rd.index), U.at(rd.index), indices)
         out["a"].append(a)
         out["b"].append(b)
-        out["c"] += [omega_form(rd.index, probe.index, t, T, P, U, indices) for probe in probes]
+        out["c"] += [omega_form(rd.index, probe, t, T, P, U, indices) for probe in probes]
     return out
 
 
@@ -209,6 +217,82 @@ def omega_obligations() -> Iterator[Obligation]:
     a, _, c_ = inv_at(q, c, t, T, P.at(q), U.at(q), U.at(rho(q, t, c)), indices)
     yield Obligation("Inv (a), (c) ⟹ the Ω form (all ranks)", [a, c_],
                      z3.Not(omega_form(q, c, t, T, P, U, indices)))
+    # The step lemmas' readings of "within" and "not within" are Seq.within's.
+    k, p = Seq.fresh("k"), z3.Int("p!enc")
+    as_arrays, as_forall = SeqIndices(arrays=True), SeqIndices(arrays=False)
+    yield Obligation("within as arrays ⟺ Seq.within (all ranks)", (),
+                     z3.Not(as_arrays.within(k, t) == k.within(t)))
+    yield Obligation("within as a ForAll is Seq.within", (), z3.Not(as_forall.within(k, t) == k.within(t)))
+    for shifts in {h.shifts for h in (Hints(), *HINTS.values())}:
+        hint = SeqIndices(p, candidates(p, shifts, [t.length, T.length]))
+        yield Obligation(f"an out position among {len(hint.positions or ())} candidates ⟹ not within (all ranks)",
+                         [hint.outside(k, t)], k.within(t))
+    w = z3.Int("w!enc")
+    yield Obligation("not within, same length ⟹ some position out (a claim for every witness covers the padding)",
+                     [k.length == t.length, z3.ForAll([w], z3.Not(out_at(k, t, w)))], z3.Not(k.within(t)))
+
+
+@dataclass
+class Sums:
+    """The Σs of the three runs, each named by an array constant ``H`` with its definition
+    ``∀m. H[m] = body(m)`` (pattern ``H[m]``): the sum laws are then about ``H``, and the
+    hypothesis instances under a binder are triggered by the terms ``H[m0]`` the laws' premises
+    make, not by the bodies, whose multi-indices are lambdas in ``m``."""
+
+    records: list[tuple[str, SumRecord, z3.ExprRef]] = field(default_factory=list)
+
+    @staticmethod
+    def of(runs: dict[str, PadInterpretation]) -> Sums:
+        out = Sums()
+        for tag, interp in runs.items():
+            for n, s in enumerate(interp.sums):
+                out.records.append((tag, s, z3.Const(f"Σ{tag}.{n}", VALUES)))
+        return out
+
+    @property
+    def definitions(self) -> list[z3.BoolRef]:
+        return [z3.ForAll([s.var], H[s.var] == s.body, patterns=[H[s.var]]) for _, s, H in self.records]
+
+    def abstract(self, v: z3.ExprRef) -> z3.ExprRef:
+        pairs = [(s.term, sym.SUM(H, s.term.arg(1))) for _, s, H in self.records]
+        return z3.substitute(v, *pairs) if pairs else v
+
+    def laws(self) -> list[z3.BoolRef]:
+        """Instances of the proved sum laws (:func:`proofs.sums.facts`) for the named sums."""
+        return sums.facts([SumRecord(s.var, H[s.var], sym.SUM(H, s.term.arg(1)))  # type: ignore[misc]
+                           for _, s, H in self.records], PAD_SUM_LAWS)
+
+    def binder(self, index: Seq) -> tuple[SumRecord, z3.ExprRef] | None:
+        """The padded Σ whose variable occurs in ``index`` (a read under its binder), if any."""
+        for tag, s, H in self.records:
+            if tag == "P" and (sums.occurs(s.var, index.arr) or sums.occurs(s.var, index.length)):
+                return s, H
+        return None
+
+    def binds(self, h: z3.BoolRef) -> bool:
+        return any(sums.occurs(s.var, h) for _, s, _ in self.records)
+
+    def terms(self, index: Seq, under: tuple[SumRecord, z3.ExprRef] | None) -> list[Seq]:
+        """An unpadded read as probes: as it is if no Σ binds it, else at the Σ's first term
+        and (under a padded Σ) at the padded term."""
+        for tag, s, _ in self.records:
+            if tag != "P" and sums.occurs(s.var, index.arr):
+                vals = [z3.IntVal(1), *([under[0].var] if under else [])]
+                return [Seq(z3.substitute(index.arr, (s.var, v)), z3.substitute(index.length, (s.var, v)))
+                        for v in vals]
+        return [index]
+
+    def under(self, f: z3.BoolRef, binder: tuple[SumRecord, z3.ExprRef] | None) -> z3.BoolRef:
+        """``f`` (an instance at a read under the padded Σ's variable ``m``) for every ``m`` in its
+        range, with the unpadded Σs' definitions at ``1`` and ``m`` (so that their ``H`` terms
+        exist where the laws look), triggered by ``H_P[m]``."""
+        if binder is None:
+            return f
+        s, H = binder
+        m = s.var
+        links = [U[v] == z3.substitute(u.body, (u.var, v)) for tag, u, U in self.records if tag != "P"
+                 for v in (z3.IntVal(1), m)]
+        return z3.ForAll([m], z3.Implies(z3.And(m >= 1, m <= s.term.arg(1)), z3.And(f, *links)), patterns=[H[m]])
 
 
 def simplify(f: z3.BoolRef) -> z3.BoolRef:
@@ -233,12 +317,12 @@ def pad_generic_obligations(g: Generic) -> Iterator[Obligation]:
                          lambda m, exc=exc: f"{g.label}: typing.py cannot type the schema: {exc}", case=g.case)
         return
     typed = ty.TypedProgram(program, dict(g.holes), (), oracle, checker.types)  # type: ignore[arg-type]
-    ip, iu, iu2 = PadInterpretation(), PadInterpretation(), PadInterpretation()
+    ip, iu, iu2 = PadInterpretation(tag="P"), PadInterpretation(tag="U"), PadInterpretation(tag="U2")
     semP = ev.Sem(typed, ip, {x: Memory(x, "P") for x in g.holes}, M)
     semU = ev.Sem(typed, iu, {x: Memory(x, "U") for x in g.holes}, None)
     semU2 = ev.Sem(typed, iu2, {x: Memory(x, "U") for x in g.holes}, None)
     t, T = as_seq(semU.bounds(d.shape)), as_seq(semP.bounds(d.shape))
-    k, c = Seq.fresh(f"k{next(_fresh)}"), Seq.fresh(f"c{next(_fresh)}")
+    k, c = Seq.fresh("k"), Seq.fresh("c")
     try:
         vP = ev.denote(g.expr, k, semP)
         vU = ev.denote(g.expr, k, semU)
@@ -250,40 +334,45 @@ def pad_generic_obligations(g: Generic) -> Iterator[Obligation]:
     hints = HINTS.get(g.case.split(".")[0], Hints())
     hyps = [*(h for s in g.holes.values() for h in positive(s)), *oracle.assumed,
             *(padding(M) if hints.ceil_axiom else [M >= 1]), k.length == t.length, c.length == t.length]
-    if any(i.sums for i in (ip, iu, iu2)):
-        yield Obligation(f"{g.label}: no Σ", (), z3.BoolVal(True),
-                         lambda m: f"{g.label}: the equation sums; the rank-generic padding proof covers the "
-                         "constructors without a Σ (red and contr are proved at ranks <= R)", case=g.case)
-        return
-    witness = z3.Int(f"p!{next(_fresh)}")
+    sigma = Sums.of({"P": ip, "U": iu, "U2": iu2})
+    vP, vU, vU2 = (sigma.abstract(v) for v in (vP, vU, vU2))
+    witness = z3.Int("p!witness")
     ranks = [h.length for h in g.holes.values() if isinstance(h, Seq)]
     indices = SeqIndices(witness, candidates(witness, hints.shifts, ranks), hints.arrays)
     inv: dict[str, list[z3.BoolRef]] = {"a": [], "b": [], "c": []}
     for x, shape in g.holes.items():
         tx, Tx = semU.bounds(shape), semP.bounds(shape)
-        probes = [rd for i in (iu, iu2) for rd in i.reads if rd.name == x]  # unpadded reads, at k and ρ(k, c)
         reads = [rd for rd in ip.reads if rd.name == x]  # the padded reads
-        for part, hs in hole_hypotheses(x, tx, Tx, Memory(x, "P"), Memory(x, "U"), reads, probes, indices).items():
-            inv[part] += hs
+        for rd in reads:
+            m = sigma.binder(rd.index)
+            # unpadded reads, at k and ρ(k, c); under a Σ, at its first term and at the padded one's
+            probes = [p for i in (iu, iu2) for r in i.reads if r.name == x for p in sigma.terms(r.index, m)]
+            for part, hs in hole_hypotheses(x, tx, Tx, Memory(x, "P"), Memory(x, "U"), [rd], probes,
+                                            indices).items():
+                inv[part] += [sigma.under(h, m) for h in hs]
+    inv["c"] += [h for i in (iu, iu2) for r in i.reads for h in r.path if not sigma.binds(h)]
     needs = dict(hints.needs)
+    laws = tuple(sigma.laws())
     claim_indices = SeqIndices(witness, None, hints.arrays)
     for name, part, claim in zip("abc", INV_PARTS, inv_at(k, c, t, T, vP, vU, vU2, claim_indices), strict=True):
         from_holes = [h for kind in needs[name] for h in inv[kind]]
-        yield Obligation(f"{g.label}: {part} (all ranks)", [simplify(h) for h in (*hyps, *from_holes)],
-                         simplify(z3.Not(claim)),
+        yield Obligation(f"{g.label}: {part} (all ranks)",
+                         [simplify(h) for h in (*hyps, *sigma.definitions, *from_holes)], simplify(z3.Not(claim)),
                          lambda m, part=part: f"{g.label}: {part} fails (rank "
-                         f"{m.eval(t.length, model_completion=True)})", prefer=(t.length <= 8,), case=g.case)
+                         f"{m.eval(t.length, model_completion=True)})", prefer=(t.length <= 8,), uses=laws,
+                         case=g.case)
 
 
 #: The cases of Lemma 6 proved here for every rank: every Core constructor whose equation has
 #: no Σ.  Red and contr are proved at ranks <= R by :mod:`proofs.padding` (their sums need the
 #: sum laws under a binder, which this encoding does not yet reach within the rlimit).
-PAD_STEPS = tuple(step for step in GENERIC_STEPS if step[0] not in ("Red", "Contr"))
+PAD_STEPS = GENERIC_STEPS
 
 
 def lemmas() -> list[Lemma]:
-    out = [Lemma("Pad-Inv Ω form (all ranks)", "report Lemma 6, claim (c)", "Inv (a), (c) at q imply • at every "
-                 "c in Ω(q) (the form the step lemmas instantiate), at every rank", omega_obligations,
+    out = [Lemma("Pad-Inv Ω form (all ranks)", "report Lemma 6, claim (c); the closure of Inv",
+                 "Inv (a), (c) at q imply • at every c in Ω(q) (the form the step lemmas instantiate); their "
+                 "readings of 'within' and 'not within' are Seq.within's; at every rank", omega_obligations,
                  coverage=EVERY_RANK)]
     for suffix, case, cases in PAD_STEPS:
         def build(case: str = case) -> Iterator[Obligation]:
@@ -293,4 +382,8 @@ def lemmas() -> list[Lemma]:
         out.append(Lemma(f"Pad-{suffix} (all ranks)", f"report Lemma 6, Lemma 5 (ii)* case {suffix}",
                          f"Inv(padded, unpadded) preserved by {suffix.lower()}, at every rank and every M",
                          build, cases=cases, premises=("Pad-Inv Ω form (all ranks)",), coverage=EVERY_RANK))
+    out.append(Lemma("Lemma 6 & 5 (ii)* (all ranks)", "report Lemma 6 and Lemma 5 (ii), as made true, every rank",
+                     "Inv([[e]] padded, [[e]] unpadded) for every e, given Inv for the store, at every rank and M",
+                     None, Rule.STRUCTURAL, premises=(*(f"Pad-{s} (all ranks)" for s, _, _ in PAD_STEPS),
+                                                      "Pad-Inv Ω form (all ranks)")))
     return out

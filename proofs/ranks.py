@@ -191,7 +191,7 @@ def positive(t: Seq | tuple) -> list[z3.BoolRef]:
     """Extents are >= 1; a length is >= 0 (>= 1 where the schema says so)."""
     if isinstance(t, tuple):
         return [z3.IntVal(1) <= (z3.IntVal(d) if isinstance(d, int) else d) for d in t]
-    j = z3.Int(f"j!{next(_fresh)}")
+    j = z3.Int("j!pos")  # bound: a fixed name keeps an obligation the same term whatever was built before
     return [t.length >= (1 if t.nonempty else 0),
             z3.ForAll([j], z3.Implies(z3.And(j >= 0, j < t.length), t.arr[j] >= 1))]
 

@@ -131,14 +131,14 @@ class Seq:
 
     def equals(self, other: Seq) -> z3.BoolRef:
         """Same length, same element at every position (what ``t0 = t1`` means for shapes)."""
-        j = z3.Int(f"j!{next(_fresh)}")
+        j = _position()  # bound: one name, as for the lambdas
         return z3.And(self.length == other.length,
                       z3.ForAll([j], z3.Implies(z3.And(j >= 0, j < self.length), self.arr[j] == other.arr[j])))
 
 
     def within(self, bounds: Seq, lo: int = 1) -> z3.BoolRef:
         """``lo <= self[j] <= bounds[j]`` for every position, and the lengths agree."""
-        j = z3.Int(f"j!{next(_fresh)}")
+        j = _position()  # bound: one name, as for the lambdas
         return z3.And(self.length == bounds.length,
                       z3.ForAll([j], z3.Implies(z3.And(j >= 0, j < self.length),
                                                 z3.And(self.arr[j] >= lo, self.arr[j] <= bounds.arr[j]))))
