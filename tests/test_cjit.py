@@ -159,8 +159,13 @@ def test_the_compiled_path_runs_no_op_of_the_plan(small, monkeypatch):
 
     monkeypatch.setattr(native._native, "run", no_plan)
     monkeypatch.setattr(native, "gemm", no_plan)
-    inputs = random_inputs(p, params, 6, specials=True)
-    assert_bits(kernel(**inputs), ct.evaluate(p, inputs, params), "helm")
+    # ±inf would send the plan to the reference engine (planner.inf_sensitive): finite values,
+    # and then ±inf, which the C computes as ct.evaluate does without asking it
+    for specials in (False, True):
+        inputs = random_inputs(p, params, 6, specials)
+        assert_bits(kernel(**inputs), ct.evaluate(p, inputs, params), "helm")
+    monkeypatch.setattr(native, "evaluate", no_plan)
+    assert_bits(kernel(**inputs), ct.evaluate(p, inputs, params), "helm with ±inf")
 
 
 def test_blas_and_multithreaded_plans_run_the_plan(small, monkeypatch):
@@ -302,3 +307,25 @@ def test_two_processes_compiling_the_same_kernel_at_once(tmp_path):
     left = sorted(p.name for p in cache.iterdir())
     assert left == [Path(results[0]["path"]).name]  # one library, no build directory left behind
     assert cjit.Entry(left[0].split(".")[0], cache / left[0]).intact()
+
+
+def test_a_library_appears_in_the_cache_by_one_rename(monkeypatch, tmp_path):
+    # what makes concurrent processes safe, shown without a race: the library is compiled in a
+    # private directory and enters the cache by os.replace (atomic), never written there in place
+    monkeypatch.setenv(cjit.ENV_DIR, str(tmp_path))
+    monkeypatch.setattr(cjit, "MIN_WORK", 0)
+    renames: list[tuple[Path, Path]] = []
+    real = os.replace
+
+    def spy(src, dst):
+        assert not Path(dst).exists()
+        renames.append((Path(src), Path(dst)))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    kernel = ct.compile(ct.load(str(ROOT / "examples" / "axpy.teil")), {"n": 3})
+    assert uses_c(kernel)
+    [(src, dst)] = renames
+    assert src.parent.parent == tmp_path and src.parent.name.startswith(".build-")
+    assert [p.name for p in tmp_path.iterdir()] == [dst.name]
+    assert dst == next(iter(kernel._compiled.values())).cjit.path
