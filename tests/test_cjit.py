@@ -329,3 +329,17 @@ def test_a_library_appears_in_the_cache_by_one_rename(monkeypatch, tmp_path):
     assert src.parent.parent == tmp_path and src.parent.name.startswith(".build-")
     assert [p.name for p in tmp_path.iterdir()] == [dst.name]
     assert dst == next(iter(kernel._compiled.values())).cjit.path
+
+
+def test_an_emitter_failure_never_fails_the_compile(small, monkeypatch):
+    from core_teil.native import emit_c
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("emitter bug")
+
+    monkeypatch.setattr(emit_c, "emit_c", broken)
+    p = ct.load(str(ROOT / "examples" / "helm.teil"))
+    kernel = ct.compile(p, {"E": 2, "n": 3})
+    assert cjit.why_not(kernel) == "RuntimeError: emitter bug"
+    inputs = random_inputs(p, {"E": 2, "n": 3}, 8, specials=False)
+    assert_bits(kernel(**inputs), ct.evaluate(p, inputs, {"E": 2, "n": 3}), "helm, plan")
