@@ -343,3 +343,20 @@ def test_an_emitter_failure_never_fails_the_compile(small, monkeypatch):
     assert cjit.why_not(kernel) == "RuntimeError: emitter bug"
     inputs = random_inputs(p, {"E": 2, "n": 3}, 8, specials=False)
     assert_bits(kernel(**inputs), ct.evaluate(p, inputs, {"E": 2, "n": 3}), "helm, plan")
+
+
+def test_threads_sharing_a_compiled_kernel(small):
+    # each thread has its own workspace (the kernel's per-element blocks live there); ctypes
+    # releases the GIL, so the calls do overlap
+    from concurrent.futures import ThreadPoolExecutor
+
+    p = ct.load(str(ROOT / "examples" / "helm.teil"))
+    params = {"E": 400, "n": 5}
+    kernel = ct.compile(p, params)
+    assert uses_c(kernel)
+    cases = [random_inputs(p, params, 20 + i, specials=False) for i in range(4)]
+    want = [ct.evaluate(p, x, params)["v"] for x in cases]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda i: [kernel(**cases[i % 4])["v"] for _ in range(20)], range(8)))
+    for i, runs in enumerate(got):
+        assert all(np.array_equal(g, want[i % 4], equal_nan=True) for g in runs), i
