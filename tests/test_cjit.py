@@ -360,3 +360,25 @@ def test_threads_sharing_a_compiled_kernel(small):
         got = list(pool.map(lambda i: [kernel(**cases[i % 4])["v"] for _ in range(20)], range(8)))
     for i, runs in enumerate(got):
         assert all(np.array_equal(g, want[i % 4], equal_nan=True) for g in runs), i
+
+
+def test_emit_c_takes_a_given_certificate_only_for_its_own_program():
+    # the hook cjit uses (emit_c.certify's ``given``): the engine's report stands in for a proof
+    # only when it is ok and is for the same program text, parameters and pad
+    from core_teil.native import emit_c
+
+    good = ct.load(str(ROOT / "examples" / "tvm_transposed_matmul.teil"))
+    bad = ct.load(str(ROOT / "examples" / "tvm_fig3a_bad.teil"))
+    params = {"m": 2, "n": 3, "h": 4}
+    good_params = {q: params.get(q, 2) for q in good.params}
+    report = native.certify(good, good_params, None)
+    assert emit_c.certify(good, good_params, None, report) is report
+    with pytest.raises(emit_c.EmitRefused):
+        emit_c.certify(bad, params, None, report)
+    refuted = ct.prove(bad, params)
+    assert not refuted.ok
+    with pytest.raises(emit_c.EmitRefused):
+        emit_c.certify(bad, params, None, refuted)  # a report is a certificate only when ok
+    other = {q: v + 1 for q, v in good_params.items()}
+    assert emit_c.certify(good, other, None, report) is not report
+    assert emit_c.certify(good, good_params, 4, report) is not report
