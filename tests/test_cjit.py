@@ -168,19 +168,56 @@ def test_the_compiled_path_runs_no_op_of_the_plan(small, monkeypatch):
     assert_bits(kernel(**inputs), ct.evaluate(p, inputs, params), "helm with ±inf")
 
 
-def test_blas_and_multithreaded_plans_run_the_plan(small, monkeypatch):
-    # numpy.matmul beats naive loops, and the C runs on one thread
+def test_blas_plans_run_the_plan(small):
+    # numpy.matmul beats naive loops
     mm = ct.load(str(ROOT / "examples" / "matmul.teil"))
     assert cjit.why_not(ct.compile(mm, {"l": 64, "m": 64, "n": 64})) == "the plan has BLAS steps"
-    monkeypatch.setattr(native._native, "openmp_threads", lambda: 2)
+
+
+@pytest.fixture
+def team(small, monkeypatch):
+    """Two OpenMP threads, and every call of a plan large enough for them."""
     from core_teil.native import planner
 
+    monkeypatch.setattr(native._native, "openmp_threads", lambda: 2)
     monkeypatch.setattr(planner, "PARALLEL_MIN_WORK", 1)
+    return planner
+
+
+@pytest.mark.parametrize(("file", "params"), [("interp.teil", {"E": 7, "m": 2, "n": 3}),
+                                              ("helm.teil", {"E": 5, "n": 4}),
+                                              ("bmm.teil", {"nb": 3, "ni": 2, "nj": 3, "nk": 4})],
+                         ids=["interp", "helm", "bmm"])
+def test_multithreaded_plans_run_in_chunks_of_the_batch_dimension(team, file, params):
+    # the C is single-threaded: a plan the engine would spread over its threads runs as chunks
+    # of the proved batch dimension (E = 7 over 2 threads: rows 0-2 and 3-6), with the same bits
+    p = ct.load(str(ROOT / "examples" / file))
+    kernel = ct.compile(p, params)
+    assert uses_c(kernel)
+    ck = next(iter(kernel._compiled.values())).cjit
+    assert ck.batch is not None and ck.batch.extent == params[p.params[0]]
+    for seed, specials in ((0, False), (1, True)):
+        inputs = random_inputs(p, params, seed, specials)
+        assert_bits(kernel(**inputs), ct.evaluate(p, inputs, params), f"{file} in chunks")
+
+
+def test_multithreaded_plans_without_a_leading_batch_dimension_run_the_plan(team):
+    # tvm_transposed_matmul's batch dimension is A's second (a chunk is not a run of rows);
+    # report_fig6_transposition has none
+    why = "the plan runs on several OpenMP threads and has no batch dimension to split"
+    for file in ("tvm_transposed_matmul.teil", "report_fig6_transposition.teil"):
+        p = ct.load(str(ROOT / "examples" / file))
+        kernel = ct.compile(p, {q: PARAMS[q] for q in p.params})
+        assert cjit.why_not(kernel) == why, file
+        inputs = random_inputs(p, {q: PARAMS[q] for q in p.params}, 2, specials=True)
+        assert_bits(kernel(**inputs), ct.evaluate(p, inputs, {q: PARAMS[q] for q in p.params}), file)
+
+
+def test_plans_too_small_for_the_team_run_on_one_thread(team, monkeypatch):
+    monkeypatch.setattr(team, "PARALLEL_MIN_WORK", 1 << 40)
     p = ct.load(str(ROOT / "examples" / "interp.teil"))
-    assert cjit.why_not(ct.compile(p, {"E": 3, "m": 2, "n": 3})) == \
-        "the plan runs on several OpenMP threads; the C runs on one"
-    monkeypatch.setattr(planner, "PARALLEL_MIN_WORK", 1 << 40)  # every call too small for the team
-    assert uses_c(ct.compile(p, {"E": 3, "m": 2, "n": 3}))
+    kernel = ct.compile(p, {"E": 3, "m": 2, "n": 3})
+    assert uses_c(kernel) and next(iter(kernel._compiled.values())).cjit.batch is None
 
 
 def test_small_plans_are_not_compiled(monkeypatch, cache):
@@ -382,3 +419,16 @@ def test_emit_c_takes_a_given_certificate_only_for_its_own_program():
     other = {q: v + 1 for q, v in good_params.items()}
     assert emit_c.certify(good, other, None, report) is not report
     assert emit_c.certify(good, good_params, 4, report) is not report
+
+
+def test_a_chunk_the_c_refuses_leaves_the_whole_call_to_the_plan(team):
+    # `assume E >= 2`: E = 3 over 2 threads makes a chunk of 1, which the C refuses (EPARAM);
+    # then the plan computes every row, the rows the other chunk wrote included
+    p = ct.parse("lang full\nparam E, n\nassume E >= 2\ninput alloc A : [E, n]\noutput alloc B : [E, n]\n"
+                 "B = add A (mul A A)\n")
+    kernel = ct.compile(p, {"E": 3, "n": 4})
+    assert uses_c(kernel) and next(iter(kernel._compiled.values())).cjit.batch is not None
+    A = np.arange(12.0).reshape(3, 4)
+    out = np.full((3, 4), 99.0)
+    kernel(out={"B": out}, A=A)
+    assert np.array_equal(out, A + A * A)

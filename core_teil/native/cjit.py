@@ -30,9 +30,11 @@ What the C may be trusted with, and why:
 
 It is skipped, and the plan runs as before, when ``CORE_TEIL_CJIT=0``, with a pad, with
 symbolic parameters, without a C compiler (or when it fails), for plans with BLAS steps
-(``numpy.matmul`` beats naive loops), for plans the engine would spread over several
-OpenMP threads (the C is single-threaded), and for plans too small to repay a compile
-(:data:`MIN_WORK`).  :attr:`CKernel.reason` / :func:`why_not` say which.
+(``numpy.matmul`` beats naive loops), and for plans too small to repay a compile
+(:data:`MIN_WORK`); :func:`why_not` says which.  The C is single-threaded: a plan the
+engine would spread over several OpenMP threads runs as one call per thread, each on a
+contiguous chunk of the batch dimension that ``native.blockwise`` proves (:class:`Batch`),
+or, without a leading one, as before.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import math
 import os
 import platform
 import shlex
@@ -194,29 +197,44 @@ def load(entry: Entry) -> Any:
 
 
 @dataclass(frozen=True)
+class Batch:
+    """A kernel emitted with its batch parameter symbolic, run in chunks on several threads.
+
+    The chunks are what ``native.blockwise`` runs (issue 17): the obligation
+    batch-elementwise proves that element ``e`` of every output is computed from element
+    ``e`` of what it reads, whatever the extent, so a chunk computes the very doubles the
+    whole run does.  Every batched allocation has the batch dimension first, so a chunk is
+    a contiguous run of rows."""
+
+    extent: int  # the batch parameter's value in this plan
+    rows: Mapping[str, int]  # allocation -> doubles per batch index (absent: broadcast)
+
+
+@dataclass(frozen=True)
 class CKernel:
-    """A compiled emit-c kernel for one plan: ``run(arrays, targets)`` -> the outputs."""
+    """A compiled emit-c kernel for one plan: :meth:`run` -> the outputs."""
 
     fn: Any  # the ctypes function
     inputs: tuple[tuple[str, bool], ...]  # TeIL name, required, in argument order
     outputs: tuple[tuple[str, tuple[int, ...]], ...]  # TeIL name, shape, in argument order
-    work: int  # doubles of workspace
+    work: Any  # ctypes function: doubles of workspace (for a chunk's extent, with a batch)
     path: Path
+    batch: Batch | None = None
 
     def run(self, arrays: Mapping[str, np.ndarray], targets: Mapping[str, np.ndarray],
             workspace: Any) -> dict[str, np.ndarray] | None:
         """The outputs, or None when the C cannot take these arrays (the plan then runs)."""
-        args: list[int | None] = []
+        base: list[tuple[str, int | None]] = []
         for name, required in self.inputs:
             a = arrays.get(name)
             if a is None:
                 if required:
                     return None
-                args.append(None)  # "not supplied": the C reads NaN (the convention)
+                base.append((name, None))  # "not supplied": the C reads NaN (the convention)
                 continue
             if a.dtype != np.float64 or not a.dtype.isnative or not a.flags.c_contiguous:
                 return None
-            args.append(a.ctypes.data)
+            base.append((name, a.ctypes.data))
         results: dict[str, np.ndarray] = {}
         for name, shape in self.outputs:
             out = targets.get(name)
@@ -225,39 +243,68 @@ class CKernel:
 
                 out = result_empty(shape)
             results[name] = out
-            args.append(out.ctypes.data)
-        work = None
-        if self.work > 0:
+            base.append((name, out.ctypes.data))
+        if self.batch is None:
+            rc = self._call(base, None, 0, 0, workspace)
+        else:
+            b = self.batch
+            teams = max(1, min(_native.openmp_threads(), b.extent))
+            bounds = [(b.extent * i // teams, b.extent * (i + 1) // teams) for i in range(teams)]
+            rc = max(_executor(teams).map(lambda lh: self._call(base, b, *lh, _WORKSPACE), bounds))
+        return results if rc == 0 else None  # ENOMEM or EPARAM: the plan runs instead
+
+    def _call(self, base: list[tuple[str, int | None]], b: Batch | None, lo: int, hi: int,
+              workspace: Any) -> int:
+        args: list[int | None] = []
+        if b is not None:
+            args.append(hi - lo)
+        for name, ptr in base:
+            row = b.rows.get(name) if b is not None else None
+            args.append(ptr + 8 * lo * row if ptr is not None and row is not None else ptr)
+        need = int(self.work(*args[:1])) if b is not None else int(self.work())
+        if need < 0:
+            return 2
+        ptr_work = None
+        if need > 0:
             buf = getattr(workspace, "cjit", None)
-            if buf is None or buf.size < self.work:
-                buf = workspace.cjit = np.empty(self.work)
-            work = buf.ctypes.data
-        args.append(work)
-        if self.fn(*args) != 0:  # ENOMEM or EPARAM: not with our workspace and compiled-in parameters
-            return None
-        return results
+            if buf is None or buf.size < need:
+                buf = workspace.cjit = np.empty(need)
+            ptr_work = buf.ctypes.data
+        args.append(ptr_work)
+        return int(self.fn(*args))
 
 
-def _workspace_size(lib: Any, name: str) -> int:
-    f = getattr(lib, f"{name}_work")
-    f.restype, f.argtypes = ctypes.c_ssize_t, []
-    return int(f())
+_WORKSPACE = threading.local()  # each pool thread's workspace
+_EXECUTORS: dict[int, Any] = {}
+
+
+def _executor(threads: int) -> Any:
+    """A process-wide pool of ``threads`` threads (ctypes releases the GIL around the C)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _LOCK:
+        pool = _EXECUTORS.get(threads)
+        if pool is None:
+            pool = _EXECUTORS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="core-teil-cjit")
+        return pool
 
 
 def build(program: Program, params: Mapping[str, int], pad: int | None, report: Any,
-          work: int, threads: int, blas: bool) -> CKernel:
+          work: int, threads: int, blas: bool, batch: tuple[str, Mapping[str, int | None]] | None = None) -> CKernel:
     """The compiled C for this plan, or :class:`CJitUnavailable` saying why not.
 
     ``work`` is the plan's innermost iterations per call, ``threads`` how many OpenMP threads
-    the plan would use, ``blas`` whether it has BLAS steps; ``report`` the engine's proof."""
+    the plan would use, ``blas`` whether it has BLAS steps; ``report`` the engine's proof.
+    ``batch`` (a parameter and each allocation's batch axis) runs a plan of several threads
+    as chunks of that proved batch dimension (:class:`Batch`)."""
     if not enabled():
         raise CJitUnavailable(f"{ENV_SWITCH}=0")
     if pad is not None:
         raise CJitUnavailable("padded plans run as before (the engine copies inputs into the padded layout)")
     if blas:
         raise CJitUnavailable("the plan has BLAS steps")
-    if threads != 1:
-        raise CJitUnavailable("the plan runs on several OpenMP threads; the C runs on one")
+    if threads != 1 and batch is None:
+        raise CJitUnavailable("the plan runs on several OpenMP threads and has no batch dimension to split")
     if work < MIN_WORK:
         raise CJitUnavailable(f"{work} innermost iterations per call: not worth a compile")
     cc = compiler()
@@ -266,7 +313,11 @@ def build(program: Program, params: Mapping[str, int], pad: int | None, report: 
     from .emit_c import emit_c
 
     name = "teil_cjit"
-    src = emit_c(program, dict(params), None, name=name, header="teil_cjit.h", certificate=report)
+    if batch is None:
+        src = emit_c(program, dict(params), None, name=name, header="teil_cjit.h", certificate=report)
+    else:  # the batch parameter symbolic: proved again for every extent (the chunks' too)
+        src = emit_c(program, {k: v for k, v in params.items() if k != batch[0]}, None, name=name,
+                     header="teil_cjit.h")
     fl = flags()
     directory = cache_directory()
     key = cache_key(src.c, src.h, cc, fl)
@@ -276,16 +327,23 @@ def build(program: Program, params: Mapping[str, int], pad: int | None, report: 
             entry = compile_entry(directory, key, src.c, src.h, src.header, cc, fl)
         lib = load(entry)
         fn = getattr(lib, name)
-        worksize = _workspace_size(lib, name)
+        worksize = getattr(lib, f"{name}_work")
     except OSError as exc:  # an unwritable cache, a library the loader refuses
         raise CJitUnavailable(f"{directory}: {exc}") from None
     except AttributeError as exc:
         raise CJitUnavailable(f"{entry.path if entry else key}: {exc}") from None
     ins = tuple((a.name, a.required) for a in src.args if a.role == "input")
-    outs = tuple((a.name, src.shape(a.name)) for a in src.args if a.role == "output")
-    fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.c_void_p] * (len(ins) + len(outs) + 1)
-    return CKernel(fn, ins, outs, worksize, entry.path)
+    outs = tuple((a.name, src.shape(a.name, params)) for a in src.args if a.role == "output")
+    fn.restype, worksize.restype = ctypes.c_int, ctypes.c_ssize_t
+    lead = [ctypes.c_ssize_t] if batch is not None else []
+    fn.argtypes = [*lead, *[ctypes.c_void_p] * (len(ins) + len(outs) + 1)]
+    worksize.argtypes = lead
+    chunks = None
+    if batch is not None:
+        rows = {a: math.prod(src.shape(a, params)[1:]) for a, axis in batch[1].items()
+                if axis is not None and a in src.shapes}
+        chunks = Batch(params[batch[0]], rows)
+    return CKernel(fn, ins, outs, worksize, entry.path, chunks)
 
 
 def prepare(program: Program, params: Mapping[str, int], pad: int | None, report: Any,
@@ -304,8 +362,16 @@ def prepare(program: Program, params: Mapping[str, int], pad: int | None, report
     # one thread when OpenMP has one, or when every call is too small for the team anyway
     one = _native.openmp_threads() == 1 or all(threads_for(cc.call.nbatch * cc.work) == 1 for cc in calls)
     blas = compiled.direct is not None or any(cc.gemm is not None for cc in calls)
+    batch = None
+    if not one and not blas and enabled() and pad is None and work >= MIN_WORK:
+        from .blockwise import batch_dimension
+
+        analysis = batch_dimension(program, dict(params))
+        # chunks are contiguous runs of rows only when the batch dimension comes first
+        if analysis.ok and all(axis in (0, None) for axis in analysis.axes.values()):
+            batch = (str(analysis.param), analysis.axes)
     try:
-        ck = build(program, params, pad, report, work, 1 if one else 0, blas)
+        ck = build(program, params, pad, report, work, 1 if one else 0, blas, batch)
     except (CJitUnavailable, TeilError) as exc:
         return str(exc)
     except Exception as exc:  # an optional speed-up must never fail a compile that worked before
