@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -432,3 +433,31 @@ def test_a_chunk_the_c_refuses_leaves_the_whole_call_to_the_plan(team):
     out = np.full((3, 4), 99.0)
     kernel(out={"B": out}, A=A)
     assert np.array_equal(out, A + A * A)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_runs_the_chunks_on_its_own_threads(team):
+    # the pool's threads do not survive fork: the child must not wait on its parent's pool
+    import multiprocessing
+
+    p = ct.load(str(ROOT / "examples" / "interp.teil"))
+    params = {"E": 6, "m": 2, "n": 3}
+    kernel = ct.compile(p, params)
+    assert uses_c(kernel) and next(iter(kernel._compiled.values())).cjit.batch is not None
+    inputs = random_inputs(p, params, 3, specials=False)
+    want = ct.evaluate(p, inputs, params)["v"]
+    assert np.array_equal(kernel(**inputs)["v"], want)  # the parent's pool exists now
+    _FORKED["kernel"] = kernel  # a kernel is not picklable: the child inherits it
+    _FORKED["pool"] = cjit._executor(2)
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got, inherited = pool.apply_async(_run_in_child, (inputs,)).get(timeout=60)
+    assert np.array_equal(got, want)
+    assert not inherited  # whether waiting on a dead pool hangs depends on timing; this does not
+
+
+_FORKED: dict[str, Any] = {}
+
+
+def _run_in_child(inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, bool]:
+    return _FORKED["kernel"](**inputs)["v"], cjit._executor(2) is _FORKED["pool"]

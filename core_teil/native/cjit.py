@@ -275,17 +275,21 @@ class CKernel:
 
 
 _WORKSPACE = threading.local()  # each pool thread's workspace
-_EXECUTORS: dict[int, Any] = {}
+_EXECUTORS: dict[tuple[int, int], Any] = {}
 
 
 def _executor(threads: int) -> Any:
-    """A process-wide pool of ``threads`` threads (ctypes releases the GIL around the C)."""
+    """A process-wide pool of ``threads`` threads (ctypes releases the GIL around the C).
+
+    Keyed by the process id too: a forked child (a process pool) inherits the dict but not
+    the threads, and would wait for ever on its parent's pool."""
     from concurrent.futures import ThreadPoolExecutor
 
+    key = (os.getpid(), threads)
     with _LOCK:
-        pool = _EXECUTORS.get(threads)
+        pool = _EXECUTORS.get(key)
         if pool is None:
-            pool = _EXECUTORS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="core-teil-cjit")
+            pool = _EXECUTORS[key] = ThreadPoolExecutor(threads, thread_name_prefix="core-teil-cjit")
         return pool
 
 
