@@ -61,7 +61,8 @@ import numpy as np
 from ..lang.syntax import Program
 from . import _native
 
-__all__ = ["ENV_DIR", "ENV_SWITCH", "MIN_WORK", "CKernel", "build", "cache_directory", "enabled"]
+__all__ = ["ENV_DIR", "ENV_SWITCH", "MIN_WORK", "Batch", "CKernel", "build", "cache_directory", "enabled", "prepare",
+           "why_not"]
 
 #: ``CORE_TEIL_CJIT=0`` turns compiled C off (the plan runs as before).
 ENV_SWITCH = "CORE_TEIL_CJIT"
