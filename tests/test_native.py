@@ -383,6 +383,7 @@ def test_the_repeated_call_path_compares_input_names():
 
 def test_small_calls_wake_no_thread(monkeypatch):
     # the thread count planner.threads_for gives is the one the extension is called with
+    monkeypatch.setenv("CORE_TEIL_CJIT", "0")  # the plan's (compiled C: tests/test_cjit.py)
     seen = []
     real = native._native.run
     monkeypatch.setattr(native._native, "run", lambda *args: seen.append(args[-1]) or real(*args))

@@ -755,11 +755,19 @@ class Emitter:
 # ==========================================================================
 
 
-def certify(program: Program, params: dict[str, int], pad: int | None) -> Report:
+def certify(program: Program, params: dict[str, int], pad: int | None,
+            given: Report | None = None) -> Report:
     """``ct.prove(program, params, pad)``, or refuse: the certificate is what licenses C
-    without bounds checks (paper Theorem 4.6; report Corollary 3 with a pad)."""
-    from ..proving.prove import prove
+    without bounds checks (paper Theorem 4.6; report Corollary 3 with a pad).
 
+    ``given`` is a report the caller already holds (the native engine's, for
+    :mod:`core_teil.native.cjit`): it is the certificate, without proving again, when
+    it is ok and is for this very program text, parameters and pad."""
+    from ..proving.prove import program_hash, prove
+
+    if given is not None and given.ok and given.pad == pad and dict(given.params) == params \
+            and given.program_hash == program_hash(program, None):
+        return given
     report = prove(program, params, pad)
     if report.ok:
         return report
@@ -788,7 +796,8 @@ def default_name(program: Program) -> str:
 
 
 def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | None = None, *,
-           name: str | None = None, header: str | None = None, fuse: bool = True) -> CSource:
+           name: str | None = None, header: str | None = None, fuse: bool = True,
+           certificate: Report | None = None) -> CSource:
     """A standalone C99 kernel for ``program`` (SPEC.md section 6, ``core-teil emit-c``).
 
     ``params`` fixes shape parameters at compile time (the others become arguments);
@@ -797,7 +806,8 @@ def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | No
     equations (:class:`CInterpretation`) and every access it makes is checked in bounds
     (:func:`check_accesses`).  ``name`` is the C function (default ``teil_<file stem>``),
     ``header`` the file name the C file includes (default ``<name>.h``); ``fuse=False``
-    runs every statement over its whole domain before the next (no :func:`fuse`)."""
+    runs every statement over its whole domain before the next (no :func:`fuse`);
+    ``certificate`` a proof report the caller already holds (see :func:`certify`)."""
     pad = check_pad(pad)
     params = check_params(params, program)
     # what the C computes with them must not overflow its 64-bit integers (reviewer rS: a pad
@@ -816,7 +826,7 @@ def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | No
     header = header or f"{name}.h"
     if not re.fullmatch(r"[A-Za-z0-9_.+-]+", header):
         raise TeilInputError(f"header name {header!r}: expected a plain file name")
-    report = certify(program, params, pad)
+    report = certify(program, params, pad, certificate)
     typed = check_program(program, params)
     stmts, initial, final = lower_to_ir(typed, pad)
     return _Build(typed, pad, name, header, report, stmts, initial, final, fuse).source()

@@ -197,6 +197,7 @@ class Compiled:
     outputs: tuple[tuple[str, tuple[slice, ...]], ...] = ()  # each output and its declared region
     direct: Direct | None = None
     fast: Fast | None = None
+    cjit: Any = None  # issue 15: the plan as compiled C (cjit.CKernel), or why not (str)
 
 
 @dataclass(frozen=True)
@@ -389,7 +390,7 @@ class Kernel:
             return c if c is not None else self._prepare_locked(key, params, typed)
 
     def _prepare_locked(self, key: tuple, params: dict[str, int], typed: TypedProgram | None) -> Compiled:
-        certify(self.program, params, self.pad)
+        report = certify(self.program, params, self.pad)
         if typed is None or typed.params != params:
             typed = check_program(self.program, params)
         p = plan(typed, self.pad)
@@ -404,6 +405,9 @@ class Kernel:
         direct = _direct(p, calls, regions, self.pad)
         c = Compiled(typed, p, calls, _last_uses(p), guarded, regions, direct,
                      None if direct is not None else _fast(p, calls, guarded, regions, self.pad))
+        from . import cjit
+
+        c.cjit = cjit.prepare(self.program, params, self.pad, report, c, fixed=self.params)
         self._compiled[key] = c
         return c
 
@@ -468,6 +472,11 @@ class Kernel:
                  params: dict[str, int], targets: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """Run; ``targets`` are output arrays (``out=``) to write the results into directly."""
         targets = targets or {}
+        if c.cjit is not None and not isinstance(c.cjit, str):
+            # emit-c's C computes ct.evaluate's doubles in its order, ±inf included: no guard
+            got = c.cjit.run(arrays, targets, self._pool)
+            if got is not None:
+                return got
         try:
             d = c.direct
             if d is not None and d.a in arrays and d.b in arrays:

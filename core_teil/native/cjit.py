@@ -1,0 +1,395 @@
+"""C per plan at ``ct.compile`` time (issue 15, item 2): emit-c's kernel, compiled, cached, loaded.
+
+The native engine interprets its checked plan with generic kernels whose extents are
+run-time values.  :mod:`core_teil.native.emit_c` writes the same program as C whose
+extents are compile-time constants, and a C compiler turns those loops into code that
+was 1.5-5x faster than the engine on one thread (docs/decisions.md, "The native
+engine").  This module builds that C for a :class:`~core_teil.native.engine.Kernel`
+whose parameters are all given, and runs it in place of the plan when it can.
+
+What the C may be trusted with, and why:
+
+- **Bounds.**  emit-c lowers only programs whose every obligation is proved (here: the
+  very report the engine proved before planning, :func:`emit_c.certify`'s ``given``), and
+  every array access it prints is proved in bounds (``emit_c.check_accesses``).  The
+  arrays handed to it are the engine's own: inputs after the reference engine's checks
+  (``semantics.inputs.validate_inputs``: names, shapes, float64, native byte order),
+  C-contiguous; outputs fresh, or ``out=`` arrays the engine already checked.
+- **Values.**  The C computes, operation by operation, the doubles ``ct.evaluate``
+  computes (sums in order from ``-0.0``, controlled division, NaN for •; no
+  ``-ffast-math``, and ``-ffp-contract=off`` on top of the file's own pragma).  That is
+  the engine's own yardstick, so no overflow guard is needed: ``±inf`` and huge values
+  get the reference engine's answer, which is what the engine falls back to for them.
+- **The cache.**  A library is named by the SHA-256 of everything it is built from (the
+  C text, the header, the compiler command and flags, and, with ``-march=native``, this
+  CPU's identity) and lives under the user cache directory (``$CORE_TEIL_CJIT_DIR``, else
+  ``<user cache dir>/core-teil/cjit``).  It is compiled in a private temporary directory
+  and renamed into place, so a concurrent process sees either no file or a whole one;
+  its name also records the SHA-256 of its own bytes, which is checked before every
+  load, so a truncated or altered file is compiled again, never loaded.
+
+It is skipped, and the plan runs as before, when ``CORE_TEIL_CJIT=0``, with a pad, with
+symbolic parameters, without a C compiler (or when it fails), for plans with BLAS steps
+(``numpy.matmul`` beats naive loops), and for plans too small to repay a compile
+(:data:`MIN_WORK`); :func:`why_not` says which.  The C is single-threaded: a plan the
+engine would spread over several OpenMP threads runs as one call per thread, each on a
+contiguous chunk of the batch dimension that ``native.blockwise`` proves (:class:`Batch`),
+or, without a leading one, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import math
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..lang.syntax import Program
+from . import _native
+
+__all__ = ["ENV_DIR", "ENV_SWITCH", "MIN_WORK", "Batch", "CKernel", "build", "cache_directory", "enabled", "prepare",
+           "why_not"]
+
+#: ``CORE_TEIL_CJIT=0`` turns compiled C off (the plan runs as before).
+ENV_SWITCH = "CORE_TEIL_CJIT"
+#: Where compiled kernels are kept (default: the user cache directory's ``cjit``).
+ENV_DIR = "CORE_TEIL_CJIT_DIR"
+#: Bumped when the layout of an entry or the build changes meaning: old entries are not read.
+FORMAT = 1
+#: Innermost iterations (the plan's, per call) below which a compile (0.3-1 s) is not worth it:
+#: about 0.1 ms of the engine's time a call.
+MIN_WORK = 1 << 16
+#: What emit-c's header asks for: IEEE doubles operation by operation (no -ffast-math, no
+#: contraction into fused multiply-adds); errno and traps are never observed.
+BASE_FLAGS = ("-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fPIC", "-shared")
+COMPILE_TIMEOUT_S = 300
+
+_LOADED: dict[str, Any] = {}  # library path -> the loaded library (kept alive for the process)
+_LOCK = threading.Lock()
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_SWITCH, "1").strip() != "0"
+
+
+def cache_directory() -> Path:
+    given = os.environ.get(ENV_DIR)
+    if given:
+        return Path(given)
+    from ..proving.cache import default_directory
+
+    return default_directory() / "cjit"
+
+
+def compiler() -> tuple[str, ...] | None:
+    """The C compiler setuptools would use (``$CC``, else this Python's ``CC``), if it is on the PATH."""
+    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    if not cc or shutil.which(cc[0]) is None:
+        return None
+    return tuple(cc)
+
+
+def cpu_identity() -> str | None:
+    """This CPU's model and feature flags (Linux), so that a ``-march=native`` library built on one
+    machine is never loaded on another that shares the cache directory; None elsewhere."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return None
+    keep = [ln for ln in text.splitlines() if ln.startswith(("model name", "flags", "Features", "CPU part"))]
+    return hashlib.sha256("\n".join(sorted(set(keep))).encode()).hexdigest() if keep else None
+
+
+def flags() -> tuple[str, ...]:
+    """:data:`BASE_FLAGS`, with ``-march=native`` where the CPU can be told apart (see :func:`cpu_identity`):
+    it was worth 1.6x on interp n=4 (AVX2 over SSE2)."""
+    return (*BASE_FLAGS, "-march=native") if cpu_identity() is not None and platform.machine() in (
+        "x86_64", "AMD64", "aarch64", "arm64") else BASE_FLAGS
+
+
+class CJitUnavailable(Exception):
+    """Why this plan runs without compiled C (the message says)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cache entry: ``<key>.<sha256 of the library's bytes>.so``."""
+
+    key: str
+    path: Path
+
+    @property
+    def digest(self) -> str:
+        return self.path.name.split(".")[1]
+
+    def intact(self) -> bool:
+        try:
+            return hashlib.sha256(self.path.read_bytes()).hexdigest() == self.digest
+        except OSError:
+            return False
+
+
+def cache_key(c_text: str, h_text: str, cc: tuple[str, ...], fl: tuple[str, ...]) -> str:
+    ident = cpu_identity() if "-march=native" in fl else None
+    material = repr((FORMAT, cc, fl, ident, platform.machine(), c_text, h_text))
+    return hashlib.sha256(material.encode()).hexdigest()[:32]
+
+
+def lookup(directory: Path, key: str) -> Entry | None:
+    """An intact entry for ``key``; damaged ones are removed (so that a rebuild replaces them)."""
+    try:
+        found = sorted(directory.glob(f"{key}.*.so"))
+    except OSError:
+        return None
+    for path in found:
+        entry = Entry(key, path)
+        if entry.intact():
+            return entry
+        with contextlib.suppress(OSError):
+            path.unlink()
+    return None
+
+
+def compile_entry(directory: Path, key: str, c_text: str, h_text: str, header: str,
+                  cc: tuple[str, ...], fl: tuple[str, ...]) -> Entry:
+    """Compile in a private directory beside the cache, then rename into place (atomic on one
+    file system): a concurrent process finds no file or a whole one, never half of one."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".build-", dir=directory) as tmp:
+        # a fixed source name, compiled from inside the directory, so the library's bytes do
+        # not depend on which process built it
+        (Path(tmp) / header).write_text(h_text)
+        (Path(tmp) / "kernel.c").write_text(c_text)
+        cmd = [*cc, *fl, "kernel.c", "-o", "kernel.so"]
+        try:
+            done = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise CJitUnavailable(f"{cc[0]} did not run ({exc})") from None
+        if done.returncode != 0:
+            first = next((ln for ln in done.stderr.splitlines() if "error" in ln), done.stderr.strip()[:200])
+            raise CJitUnavailable(f"{cc[0]} failed: {first}")
+        data = (Path(tmp) / "kernel.so").read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        final = directory / f"{key}.{digest}.so"
+        os.replace(Path(tmp) / "kernel.so", final)
+    return Entry(key, final)
+
+
+def load(entry: Entry) -> Any:
+    with _LOCK:
+        lib = _LOADED.get(str(entry.path))
+        if lib is None:
+            lib = _LOADED[str(entry.path)] = ctypes.CDLL(str(entry.path))
+        return lib
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A kernel emitted with its batch parameter symbolic, run in chunks on several threads.
+
+    The chunks are what ``native.blockwise`` runs (issue 17): the obligation
+    batch-elementwise proves that element ``e`` of every output is computed from element
+    ``e`` of what it reads, whatever the extent, so a chunk computes the very doubles the
+    whole run does.  Every batched allocation has the batch dimension first, so a chunk is
+    a contiguous run of rows."""
+
+    extent: int  # the batch parameter's value in this plan
+    rows: Mapping[str, int]  # allocation -> doubles per batch index (absent: broadcast)
+
+
+@dataclass(frozen=True)
+class CKernel:
+    """A compiled emit-c kernel for one plan: :meth:`run` -> the outputs."""
+
+    fn: Any  # the ctypes function
+    inputs: tuple[tuple[str, bool], ...]  # TeIL name, required, in argument order
+    outputs: tuple[tuple[str, tuple[int, ...]], ...]  # TeIL name, shape, in argument order
+    work: Any  # ctypes function: doubles of workspace (for a chunk's extent, with a batch)
+    path: Path
+    batch: Batch | None = None
+
+    def run(self, arrays: Mapping[str, np.ndarray], targets: Mapping[str, np.ndarray],
+            workspace: Any) -> dict[str, np.ndarray] | None:
+        """The outputs, or None when the C cannot take these arrays (the plan then runs)."""
+        base: list[tuple[str, int | None]] = []
+        for name, required in self.inputs:
+            a = arrays.get(name)
+            if a is None:
+                if required:
+                    return None
+                base.append((name, None))  # "not supplied": the C reads NaN (the convention)
+                continue
+            if a.dtype != np.float64 or not a.dtype.isnative or not a.flags.c_contiguous:
+                return None
+            base.append((name, a.ctypes.data))
+        results: dict[str, np.ndarray] = {}
+        for name, shape in self.outputs:
+            out = targets.get(name)
+            if out is None or not out.flags.c_contiguous:
+                from .engine import result_empty
+
+                out = result_empty(shape)
+            results[name] = out
+            base.append((name, out.ctypes.data))
+        if self.batch is None:
+            rc = self._call(base, None, 0, 0, workspace)
+        else:
+            b = self.batch
+            teams = max(1, min(_native.openmp_threads(), b.extent))
+            bounds = [(b.extent * i // teams, b.extent * (i + 1) // teams) for i in range(teams)]
+            rc = max(_executor(teams).map(lambda lh: self._call(base, b, *lh, _WORKSPACE), bounds))
+        return results if rc == 0 else None  # ENOMEM or EPARAM: the plan runs instead
+
+    def _call(self, base: list[tuple[str, int | None]], b: Batch | None, lo: int, hi: int,
+              workspace: Any) -> int:
+        args: list[int | None] = []
+        if b is not None:
+            args.append(hi - lo)
+        for name, ptr in base:
+            row = b.rows.get(name) if b is not None else None
+            args.append(ptr + 8 * lo * row if ptr is not None and row is not None else ptr)
+        need = int(self.work(*args[:1])) if b is not None else int(self.work())
+        if need < 0:
+            return 2
+        ptr_work = None
+        if need > 0:
+            buf = getattr(workspace, "cjit", None)
+            if buf is None or buf.size < need:
+                buf = workspace.cjit = np.empty(need)
+            ptr_work = buf.ctypes.data
+        args.append(ptr_work)
+        return int(self.fn(*args))
+
+
+_WORKSPACE = threading.local()  # each pool thread's workspace
+_EXECUTORS: dict[tuple[int, int], Any] = {}
+
+
+def _executor(threads: int) -> Any:
+    """A process-wide pool of ``threads`` threads (ctypes releases the GIL around the C).
+
+    Keyed by the process id too: a forked child (a process pool) inherits the dict but not
+    the threads, and would wait for ever on its parent's pool."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    key = (os.getpid(), threads)
+    with _LOCK:
+        pool = _EXECUTORS.get(key)
+        if pool is None:
+            pool = _EXECUTORS[key] = ThreadPoolExecutor(threads, thread_name_prefix="core-teil-cjit")
+        return pool
+
+
+def build(program: Program, params: Mapping[str, int], pad: int | None, report: Any,
+          work: int, threads: int, blas: bool, batch: tuple[str, Mapping[str, int | None]] | None = None) -> CKernel:
+    """The compiled C for this plan, or :class:`CJitUnavailable` saying why not.
+
+    ``work`` is the plan's innermost iterations per call, ``threads`` how many OpenMP threads
+    the plan would use, ``blas`` whether it has BLAS steps; ``report`` the engine's proof.
+    ``batch`` (a parameter and each allocation's batch axis) runs a plan of several threads
+    as chunks of that proved batch dimension (:class:`Batch`)."""
+    if not enabled():
+        raise CJitUnavailable(f"{ENV_SWITCH}=0")
+    if pad is not None:
+        raise CJitUnavailable("padded plans run as before (the engine copies inputs into the padded layout)")
+    if blas:
+        raise CJitUnavailable("the plan has BLAS steps")
+    if threads != 1 and batch is None:
+        raise CJitUnavailable("the plan runs on several OpenMP threads and has no batch dimension to split")
+    if work < MIN_WORK:
+        raise CJitUnavailable(f"{work} innermost iterations per call: not worth a compile")
+    cc = compiler()
+    if cc is None:
+        raise CJitUnavailable("no C compiler on the PATH")
+    from .emit_c import emit_c
+
+    name = "teil_cjit"
+    if batch is None:
+        src = emit_c(program, dict(params), None, name=name, header="teil_cjit.h", certificate=report)
+    else:  # the batch parameter symbolic: proved again for every extent (the chunks' too)
+        src = emit_c(program, {k: v for k, v in params.items() if k != batch[0]}, None, name=name,
+                     header="teil_cjit.h")
+    fl = flags()
+    directory = cache_directory()
+    key = cache_key(src.c, src.h, cc, fl)
+    entry = lookup(directory, key)
+    try:
+        if entry is None:
+            entry = compile_entry(directory, key, src.c, src.h, src.header, cc, fl)
+        lib = load(entry)
+        fn = getattr(lib, name)
+        worksize = getattr(lib, f"{name}_work")
+    except OSError as exc:  # an unwritable cache, a library the loader refuses
+        raise CJitUnavailable(f"{directory}: {exc}") from None
+    except AttributeError as exc:
+        raise CJitUnavailable(f"{entry.path if entry else key}: {exc}") from None
+    ins = tuple((a.name, a.required) for a in src.args if a.role == "input")
+    outs = tuple((a.name, src.shape(a.name, params)) for a in src.args if a.role == "output")
+    fn.restype, worksize.restype = ctypes.c_int, ctypes.c_ssize_t
+    lead = [ctypes.c_ssize_t] if batch is not None else []
+    fn.argtypes = [*lead, *[ctypes.c_void_p] * (len(ins) + len(outs) + 1)]
+    worksize.argtypes = lead
+    chunks = None
+    if batch is not None:
+        rows = {a: math.prod(src.shape(a, params)[1:]) for a, axis in batch[1].items()
+                if axis is not None and a in src.shapes}
+        chunks = Batch(params[batch[0]], rows)
+    return CKernel(fn, ins, outs, worksize, entry.path, chunks)
+
+
+def prepare(program: Program, params: Mapping[str, int], pad: int | None, report: Any,
+            compiled: Any, fixed: Mapping[str, int]) -> CKernel | str:
+    """For :meth:`engine.Kernel._prepare_locked`: the compiled C of ``compiled`` (an
+    ``engine.Compiled``), or why the plan runs as before (a sentence).  ``fixed`` are the
+    parameters given to ``ct.compile``: a kernel with symbolic ones (read off each call's
+    shapes) is not compiled to C at its first call."""
+    if set(fixed) != set(program.params):
+        return "symbolic parameters"
+    from ..errors import TeilError
+    from .planner import threads_for
+
+    calls = [cc for stmt in compiled.calls for cc in stmt]
+    work = sum(cc.call.nbatch * cc.work for cc in calls)
+    # one thread when OpenMP has one, or when every call is too small for the team anyway
+    one = _native.openmp_threads() == 1 or all(threads_for(cc.call.nbatch * cc.work) == 1 for cc in calls)
+    blas = compiled.direct is not None or any(cc.gemm is not None for cc in calls)
+    batch = None
+    if not one and not blas and enabled() and pad is None and work >= MIN_WORK:
+        from .blockwise import batch_dimension
+
+        analysis = batch_dimension(program, dict(params))
+        # chunks are contiguous runs of rows only when the batch dimension comes first
+        if analysis.ok and all(axis in (0, None) for axis in analysis.axes.values()):
+            batch = (str(analysis.param), analysis.axes)
+    try:
+        ck = build(program, params, pad, report, work, 1 if one else 0, blas, batch)
+    except (CJitUnavailable, TeilError) as exc:
+        return str(exc)
+    except Exception as exc:  # an optional speed-up must never fail a compile that worked before
+        return f"{type(exc).__name__}: {exc}"
+    # the C's outputs are the engine's, at the same (declared) shapes
+    want = tuple((name, tuple(r.stop for r in region)) for name, region in compiled.outputs)
+    if sorted(ck.outputs) != sorted(want):
+        return f"emit-c's outputs {ck.outputs} are not the plan's {want}"
+    return ck
+
+
+def why_not(kernel: Any) -> str | None:
+    """Why the kernel's prepared plan runs without compiled C (None: it runs the C)."""
+    for c in kernel._compiled.values():
+        return c.cjit if isinstance(c.cjit, str) else None
+    return "not prepared"

@@ -1,0 +1,463 @@
+"""Compiled C per plan (``core_teil.native.cjit``, issue 15): the native engine runs emit-c's kernel.
+
+Differential: with the C in use (``cjit.why_not(kernel) is None``), every example of the
+corpus and the bench kernels (at small sizes) give *bit for bit* what ``ct.evaluate``
+gives, on inputs with zeros, NaN (•) and ±inf.  Fallback: without a C compiler on the
+PATH, or with ``CORE_TEIL_CJIT=0``, the plan runs as before and says why.  The cache: a
+truncated or altered library is compiled again, never loaded; two processes compiling
+the same kernel at once both run it and leave one library behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import core_teil as ct
+from core_teil.errors import TeilInputError
+from core_teil.native import cjit
+from core_teil.native import engine as native
+from core_teil.semantics.inputs import required_inputs
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.teil") if "bad" not in p.name)
+CC = shutil.which("cc")
+pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler (cc) on this machine")
+
+#: Small extents, different from each other (as tests/test_emit_c.py's).
+PARAMS = {"E": 3, "m": 2, "n": 3, "l": 2, "nb": 2, "ni": 3, "nj": 2, "nk": 4, "I": 2, "J": 3, "K": 2, "L": 3,
+          "k": 3, "h": 3}
+#: The bench kernels (bench/__init__.py), at sizes the reference engine runs quickly.
+BENCH = [("interp.teil", {"E": 20, "m": 4, "n": 4}), ("interp.teil", {"E": 5, "m": 7, "n": 7}),
+         ("helm.teil", {"E": 3, "n": 13})]
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cjit")
+
+
+@pytest.fixture
+def small(monkeypatch: pytest.MonkeyPatch, cache: Path) -> Path:
+    """C for every plan, however small, into a private cache."""
+    monkeypatch.setenv(cjit.ENV_DIR, str(cache))
+    monkeypatch.delenv(cjit.ENV_SWITCH, raising=False)
+    monkeypatch.setattr(cjit, "MIN_WORK", 0)
+    return cache
+
+
+def random_inputs(p: ct.Program, params: dict[str, int], seed: int, specials: bool) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    shapes = ct.check(p, dict(params))
+    out = {}
+    for a in p.inputs():
+        if a.name not in required_inputs(p):
+            continue
+        x = rng.standard_normal(shapes[a.name])
+        if specials and x.size > 4:
+            flat = x.reshape(-1)
+            flat[rng.integers(0, x.size, 2)] = 0.0
+            flat[rng.integers(0, x.size)] = np.nan
+            flat[rng.integers(0, x.size)] = np.inf
+            flat[rng.integers(0, x.size)] = -np.inf
+        out[a.name] = x
+    return out
+
+
+def assert_bits(got: dict[str, np.ndarray], want: dict[str, np.ndarray], what: str) -> None:
+    assert set(got) == set(want), what
+    for name, w in want.items():
+        assert got[name].shape == w.shape, what
+        assert np.array_equal(got[name], w, equal_nan=True), f"{what}: {name} differs from ct.evaluate"
+
+
+def uses_c(kernel: native.Kernel) -> bool:
+    return cjit.why_not(kernel) is None
+
+
+# --------------------------------------------------------------------------
+# Differential: the compiled path computes ct.evaluate's doubles
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_compiled_examples_agree_with_the_reference_engine(small, path):
+    p = ct.load(str(path))
+    params = {q: PARAMS[q] for q in p.params}
+    try:
+        kernel = ct.compile(p, params)
+    except (native.NativeRefused, ct.TeilUnknown):
+        pytest.skip("the native engine refuses it (not proved for these parameters)")
+    reason = cjit.why_not(kernel)
+    if reason is not None:
+        # only the documented reasons: BLAS steps (none at these sizes), never a failed compile
+        assert "BLAS" in reason, reason
+        return
+    for seed, specials in ((0, False), (1, True), (2, True)):
+        inputs = random_inputs(p, params, seed, specials)
+        assert_bits(kernel(**inputs), ct.evaluate(p, inputs, params), f"{path.stem} seed {seed}")
+
+
+def test_most_of_the_corpus_runs_compiled(small):
+    used = []
+    for path in EXAMPLES:
+        p = ct.load(str(path))
+        try:
+            kernel = ct.compile(p, {q: PARAMS[q] for q in p.params})
+        except (native.NativeRefused, ct.TeilUnknown):
+            continue
+        used.append(uses_c(kernel))
+    assert sum(used) >= len(used) - 2 and sum(used) >= 10, used  # a vacuous differential test is no test
+
+
+@pytest.mark.parametrize(("file", "params"), BENCH, ids=lambda x: x if isinstance(x, str) else
+                         "-".join(f"{k}{v}" for k, v in x.items()))
+def test_bench_kernels_compiled_agree_with_the_reference_engine(small, file, params):
+    p = ct.load(str(ROOT / "examples" / file))
+    kernel = ct.compile(p, params)
+    assert uses_c(kernel)
+    for seed, specials in ((0, False), (3, True)):
+        inputs = random_inputs(p, params, seed, specials)
+        if "D" in inputs and not specials:
+            inputs["D"] = np.abs(inputs["D"]) + 1.0
+        want = ct.evaluate(p, inputs, params)
+        if not specials:
+            assert all(np.isfinite(w).all() for w in want.values()), "a vacuous comparison"
+        assert_bits(kernel(**inputs), want, f"{file} {params}")
+
+
+def test_bench_size_interp_is_compiled_and_agrees_with_the_plan(monkeypatch, cache):
+    # at a bench size the default threshold lets it compile; the result is the plan's, bit for bit
+    monkeypatch.setenv(cjit.ENV_DIR, str(cache))
+    monkeypatch.setattr(native._native, "openmp_threads", lambda: 1)
+    p = ct.load(str(ROOT / "examples" / "interp.teil"))
+    params = {"E": 2000, "m": 4, "n": 4}
+    kernel = ct.compile(p, params)
+    assert uses_c(kernel)
+    monkeypatch.setenv(cjit.ENV_SWITCH, "0")
+    plain = ct.compile(p, params)
+    assert cjit.why_not(plain) == "CORE_TEIL_CJIT=0"
+    inputs = random_inputs(p, params, 5, specials=False)
+    assert np.array_equal(kernel(**inputs)["v"], plain(**inputs)["v"])
+
+
+def test_the_compiled_path_runs_no_op_of_the_plan(small, monkeypatch):
+    p = ct.load(str(ROOT / "examples" / "helm.teil"))
+    params = {"E": 2, "n": 3}
+    kernel = ct.compile(p, params)
+    assert uses_c(kernel)
+
+    def no_plan(*args, **kwargs):
+        raise AssertionError("the plan ran")
+
+    monkeypatch.setattr(native._native, "run", no_plan)
+    monkeypatch.setattr(native, "gemm", no_plan)
+    # ±inf would send the plan to the reference engine (planner.inf_sensitive): finite values,
+    # and then ±inf, which the C computes as ct.evaluate does without asking it
+    for specials in (False, True):
+        inputs = random_inputs(p, params, 6, specials)
+        assert_bits(kernel(**inputs), ct.evaluate(p, inputs, params), "helm")
+    monkeypatch.setattr(native, "evaluate", no_plan)
+    assert_bits(kernel(**inputs), ct.evaluate(p, inputs, params), "helm with ±inf")
+
+
+def test_blas_plans_run_the_plan(small):
+    # numpy.matmul beats naive loops
+    mm = ct.load(str(ROOT / "examples" / "matmul.teil"))
+    assert cjit.why_not(ct.compile(mm, {"l": 64, "m": 64, "n": 64})) == "the plan has BLAS steps"
+
+
+@pytest.fixture
+def team(small, monkeypatch):
+    """Two OpenMP threads, and every call of a plan large enough for them."""
+    from core_teil.native import planner
+
+    monkeypatch.setattr(native._native, "openmp_threads", lambda: 2)
+    monkeypatch.setattr(planner, "PARALLEL_MIN_WORK", 1)
+    return planner
+
+
+@pytest.mark.parametrize(("file", "params"), [("interp.teil", {"E": 7, "m": 2, "n": 3}),
+                                              ("helm.teil", {"E": 5, "n": 4}),
+                                              ("bmm.teil", {"nb": 3, "ni": 2, "nj": 3, "nk": 4})],
+                         ids=["interp", "helm", "bmm"])
+def test_multithreaded_plans_run_in_chunks_of_the_batch_dimension(team, file, params):
+    # the C is single-threaded: a plan the engine would spread over its threads runs as chunks
+    # of the proved batch dimension (E = 7 over 2 threads: rows 0-2 and 3-6), with the same bits
+    p = ct.load(str(ROOT / "examples" / file))
+    kernel = ct.compile(p, params)
+    assert uses_c(kernel)
+    ck = next(iter(kernel._compiled.values())).cjit
+    assert ck.batch is not None and ck.batch.extent == params[p.params[0]]
+    for seed, specials in ((0, False), (1, True)):
+        inputs = random_inputs(p, params, seed, specials)
+        assert_bits(kernel(**inputs), ct.evaluate(p, inputs, params), f"{file} in chunks")
+
+
+def test_multithreaded_plans_without_a_leading_batch_dimension_run_the_plan(team):
+    # tvm_transposed_matmul's batch dimension is A's second (a chunk is not a run of rows);
+    # report_fig6_transposition has none
+    why = "the plan runs on several OpenMP threads and has no batch dimension to split"
+    for file in ("tvm_transposed_matmul.teil", "report_fig6_transposition.teil"):
+        p = ct.load(str(ROOT / "examples" / file))
+        kernel = ct.compile(p, {q: PARAMS[q] for q in p.params})
+        assert cjit.why_not(kernel) == why, file
+        inputs = random_inputs(p, {q: PARAMS[q] for q in p.params}, 2, specials=True)
+        assert_bits(kernel(**inputs), ct.evaluate(p, inputs, {q: PARAMS[q] for q in p.params}), file)
+
+
+def test_plans_too_small_for_the_team_run_on_one_thread(team, monkeypatch):
+    monkeypatch.setattr(team, "PARALLEL_MIN_WORK", 1 << 40)
+    p = ct.load(str(ROOT / "examples" / "interp.teil"))
+    kernel = ct.compile(p, {"E": 3, "m": 2, "n": 3})
+    assert uses_c(kernel) and next(iter(kernel._compiled.values())).cjit.batch is None
+
+
+def test_small_plans_are_not_compiled(monkeypatch, cache):
+    monkeypatch.setenv(cjit.ENV_DIR, str(cache))
+    p = ct.load(str(ROOT / "examples" / "interp.teil"))
+    kernel = ct.compile(p, {"E": 2, "m": 2, "n": 2})
+    assert cjit.why_not(kernel) == "96 innermost iterations per call: not worth a compile"
+
+
+def test_out_and_bad_inputs_are_the_engines(small):
+    p = ct.load(str(ROOT / "examples" / "interp.teil"))
+    params = {"E": 4, "m": 3, "n": 2}
+    kernel = ct.compile(p, params)
+    assert uses_c(kernel)
+    inputs = random_inputs(p, params, 7, specials=False)
+    want = ct.evaluate(p, inputs, params)["v"]
+    out = np.full((4, 3, 3, 3), 99.0)
+    got = kernel(out={"v": out}, **inputs)
+    assert got["v"] is out and np.array_equal(out, want)
+    # a non-contiguous input is copied (as the plan's path does), never read with the wrong strides
+    u_t = np.asfortranarray(inputs["u"])
+    assert np.array_equal(kernel(A=inputs["A"], u=u_t)["v"], want)
+    with pytest.raises(TeilInputError, match="shape"):
+        kernel(A=inputs["A"], u=inputs["u"][:, :1])
+    with pytest.raises(TeilInputError, match="float64"):
+        kernel(A=inputs["A"].astype(np.float32), u=inputs["u"])
+
+
+def test_symbolic_and_padded_kernels_run_the_plan(small):
+    p = ct.load(str(ROOT / "examples" / "interp.teil"))
+    assert cjit.why_not(ct.compile(p, {"E": 3, "m": 2})) == "not prepared"
+    k = ct.compile(p, {"m": 2})
+    inputs = random_inputs(p, {"E": 3, "m": 2, "n": 3}, 1, specials=False)
+    k(**inputs)
+    assert cjit.why_not(k) == "symbolic parameters"
+    padded = ct.compile(p, {"E": 3, "m": 2, "n": 3}, 4)
+    assert cjit.why_not(padded).startswith("padded plans run as before")
+
+
+# --------------------------------------------------------------------------
+# Fallback without a compiler
+# --------------------------------------------------------------------------
+
+
+def test_without_a_compiler_the_plan_runs(small, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no cc, no gcc
+    monkeypatch.delenv("CC", raising=False)
+    p = ct.load(str(ROOT / "examples" / "helm.teil"))
+    params = {"E": 2, "n": 3}
+    kernel = ct.compile(p, params)
+    assert cjit.why_not(kernel) == "no C compiler on the PATH"
+    inputs = random_inputs(p, params, 4, specials=True)
+    assert_bits(kernel(**inputs), ct.evaluate(p, inputs, params), "helm without cc")
+
+
+def test_a_compiler_that_fails_leaves_the_plan(small, monkeypatch, tmp_path):
+    fake = tmp_path / "badcc"
+    fake.write_text("#!/bin/sh\necho 'error: no' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CC", str(fake))
+    p = ct.load(str(ROOT / "examples" / "helm.teil"))
+    kernel = ct.compile(p, {"E": 2, "n": 3})
+    assert cjit.why_not(kernel) == f"{fake} failed: error: no"
+
+
+# --------------------------------------------------------------------------
+# The cache: damaged entries, concurrent processes
+# --------------------------------------------------------------------------
+
+#: A child process: compile helm (E=2, n=3) with C, run it, report.
+CHILD = """
+import json, sys, numpy as np, core_teil as ct
+from core_teil.native import cjit
+cjit.MIN_WORK = 0
+p = ct.load(sys.argv[1])
+k = ct.compile(p, {"E": 2, "n": 3})
+rng = np.random.default_rng(0)
+ins = {"S": rng.standard_normal((3, 3)), "D": rng.standard_normal((3, 3, 3)), "u": rng.standard_normal((2, 3, 3, 3))}
+same = bool(np.array_equal(k(**ins)["v"], ct.evaluate(p, ins, {"E": 2, "n": 3})["v"]))
+c = next(iter(k._compiled.values())).cjit
+print(json.dumps({"why_not": cjit.why_not(k), "same": same, "path": str(getattr(c, "path", ""))}))
+"""
+
+
+def child(directory: Path, cc: str | None = None) -> subprocess.Popen[str]:
+    env = {**os.environ, cjit.ENV_DIR: str(directory)}
+    env.pop(cjit.ENV_SWITCH, None)
+    if cc is not None:
+        env["CC"] = cc
+    return subprocess.Popen([sys.executable, "-c", CHILD, str(ROOT / "examples" / "helm.teil")], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def report(proc: subprocess.Popen[str]) -> dict:
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "appended"])
+def test_a_damaged_cache_entry_is_rebuilt_not_loaded(tmp_path, damage):
+    first = report(child(tmp_path))
+    assert first["why_not"] is None and first["same"]
+    lib = Path(first["path"])
+    data = lib.read_bytes()
+    # a partial file (a crash mid-copy) or one with bytes added: neither matches its name's digest
+    lib.write_bytes(data[: len(data) // 2] if damage == "truncated" else data + b"\0garbage")
+    second = report(child(tmp_path))
+    assert second["why_not"] is None and second["same"]
+    assert second["path"] == first["path"] and lib.read_bytes() == data  # compiled again, whole
+    assert [p.name for p in tmp_path.iterdir()] == [lib.name]
+
+
+def test_two_processes_compiling_the_same_kernel_at_once(tmp_path):
+    # a compiler that waits, so that both processes are compiling at the same time
+    slow = tmp_path / "slowcc"
+    slow.write_text(f"#!/bin/sh\nsleep 1\nexec {CC} \"$@\"\n")
+    slow.chmod(0o755)
+    cache = tmp_path / "cache"
+    procs = [child(cache, str(slow)) for _ in range(2)]
+    results = [report(p) for p in procs]
+    assert all(r["why_not"] is None and r["same"] for r in results), results
+    assert results[0]["path"] == results[1]["path"]
+    left = sorted(p.name for p in cache.iterdir())
+    assert left == [Path(results[0]["path"]).name]  # one library, no build directory left behind
+    assert cjit.Entry(left[0].split(".")[0], cache / left[0]).intact()
+
+
+def test_a_library_appears_in_the_cache_by_one_rename(monkeypatch, tmp_path):
+    # what makes concurrent processes safe, shown without a race: the library is compiled in a
+    # private directory and enters the cache by os.replace (atomic), never written there in place
+    monkeypatch.setenv(cjit.ENV_DIR, str(tmp_path))
+    monkeypatch.setattr(cjit, "MIN_WORK", 0)
+    renames: list[tuple[Path, Path]] = []
+    real = os.replace
+
+    def spy(src, dst):
+        assert not Path(dst).exists()
+        renames.append((Path(src), Path(dst)))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    kernel = ct.compile(ct.load(str(ROOT / "examples" / "axpy.teil")), {"n": 3})
+    assert uses_c(kernel)
+    [(src, dst)] = renames
+    assert src.parent.parent == tmp_path and src.parent.name.startswith(".build-")
+    assert [p.name for p in tmp_path.iterdir()] == [dst.name]
+    assert dst == next(iter(kernel._compiled.values())).cjit.path
+
+
+def test_an_emitter_failure_never_fails_the_compile(small, monkeypatch):
+    from core_teil.native import emit_c
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("emitter bug")
+
+    monkeypatch.setattr(emit_c, "emit_c", broken)
+    p = ct.load(str(ROOT / "examples" / "helm.teil"))
+    kernel = ct.compile(p, {"E": 2, "n": 3})
+    assert cjit.why_not(kernel) == "RuntimeError: emitter bug"
+    inputs = random_inputs(p, {"E": 2, "n": 3}, 8, specials=False)
+    assert_bits(kernel(**inputs), ct.evaluate(p, inputs, {"E": 2, "n": 3}), "helm, plan")
+
+
+def test_threads_sharing_a_compiled_kernel(small):
+    # each thread has its own workspace (the kernel's per-element blocks live there); ctypes
+    # releases the GIL, so the calls do overlap
+    from concurrent.futures import ThreadPoolExecutor
+
+    p = ct.load(str(ROOT / "examples" / "helm.teil"))
+    params = {"E": 400, "n": 5}
+    kernel = ct.compile(p, params)
+    assert uses_c(kernel)
+    cases = [random_inputs(p, params, 20 + i, specials=False) for i in range(4)]
+    want = [ct.evaluate(p, x, params)["v"] for x in cases]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda i: [kernel(**cases[i % 4])["v"] for _ in range(20)], range(8)))
+    for i, runs in enumerate(got):
+        assert all(np.array_equal(g, want[i % 4], equal_nan=True) for g in runs), i
+
+
+def test_emit_c_takes_a_given_certificate_only_for_its_own_program():
+    # the hook cjit uses (emit_c.certify's ``given``): the engine's report stands in for a proof
+    # only when it is ok and is for the same program text, parameters and pad
+    from core_teil.native import emit_c
+
+    good = ct.load(str(ROOT / "examples" / "tvm_transposed_matmul.teil"))
+    bad = ct.load(str(ROOT / "examples" / "tvm_fig3a_bad.teil"))
+    params = {"m": 2, "n": 3, "h": 4}
+    good_params = {q: params.get(q, 2) for q in good.params}
+    report = native.certify(good, good_params, None)
+    assert emit_c.certify(good, good_params, None, report) is report
+    with pytest.raises(emit_c.EmitRefused):
+        emit_c.certify(bad, params, None, report)
+    refuted = ct.prove(bad, params)
+    assert not refuted.ok
+    with pytest.raises(emit_c.EmitRefused):
+        emit_c.certify(bad, params, None, refuted)  # a report is a certificate only when ok
+    other = {q: v + 1 for q, v in good_params.items()}
+    assert emit_c.certify(good, other, None, report) is not report
+    assert emit_c.certify(good, good_params, 4, report) is not report
+
+
+def test_a_chunk_the_c_refuses_leaves_the_whole_call_to_the_plan(team):
+    # `assume E >= 2`: E = 3 over 2 threads makes a chunk of 1, which the C refuses (EPARAM);
+    # then the plan computes every row, the rows the other chunk wrote included
+    p = ct.parse("lang full\nparam E, n\nassume E >= 2\ninput alloc A : [E, n]\noutput alloc B : [E, n]\n"
+                 "B = add A (mul A A)\n")
+    kernel = ct.compile(p, {"E": 3, "n": 4})
+    assert uses_c(kernel) and next(iter(kernel._compiled.values())).cjit.batch is not None
+    A = np.arange(12.0).reshape(3, 4)
+    out = np.full((3, 4), 99.0)
+    kernel(out={"B": out}, A=A)
+    assert np.array_equal(out, A + A * A)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_runs_the_chunks_on_its_own_threads(team):
+    # the pool's threads do not survive fork: the child must not wait on its parent's pool
+    import multiprocessing
+
+    p = ct.load(str(ROOT / "examples" / "interp.teil"))
+    params = {"E": 6, "m": 2, "n": 3}
+    kernel = ct.compile(p, params)
+    assert uses_c(kernel) and next(iter(kernel._compiled.values())).cjit.batch is not None
+    inputs = random_inputs(p, params, 3, specials=False)
+    want = ct.evaluate(p, inputs, params)["v"]
+    assert np.array_equal(kernel(**inputs)["v"], want)  # the parent's pool exists now
+    _FORKED["kernel"] = kernel  # a kernel is not picklable: the child inherits it
+    _FORKED["pool"] = cjit._executor(2)
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got, inherited = pool.apply_async(_run_in_child, (inputs,)).get(timeout=60)
+    assert np.array_equal(got, want)
+    assert not inherited  # whether waiting on a dead pool hangs depends on timing; this does not
+
+
+_FORKED: dict[str, Any] = {}
+
+
+def _run_in_child(inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, bool]:
+    return _FORKED["kernel"](**inputs)["v"], cjit._executor(2) is _FORKED["pool"]
