@@ -154,13 +154,14 @@ def _read_entry(path: str) -> bytes | None:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            raw = fh.read(MAX_ENTRY_BYTES + 1)
-        except OSError:
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a directory
+            os.close(fd)
             return None
+        with os.fdopen(fd, "rb") as fh:
+            raw = fh.read(MAX_ENTRY_BYTES + 1)
+    except OSError:
+        return None
     return raw if len(raw) <= MAX_ENTRY_BYTES else None
 
 
