@@ -55,6 +55,17 @@ def elem_one_in_padding(e: Elem, k: Any, sem: ev.Sem) -> Any:
     return v if c is None else z3.If(c, sym.val(1), v)
 
 
+def elem_one_where_only_pos_is_out(e: Elem, k: Any, sem: ev.Sem) -> Any:
+    """Padded: 1 where position 11 is the *only* position in the padding (the positions before it
+    in the domain): a claim whose witness position is restricted to < 11 does not see it."""
+    v = ev.ev_elem(e, k, sem)
+    c = in_padding_at_pos(e, k, sem)
+    if c is None:
+        return v
+    t = ty.map_shape(sem.interp.extent, sem.type(e))  # the original extents
+    return z3.If(z3.And(c, k[:POS].within(t[:POS])), sym.val(1), v)
+
+
 def elem_undef_in_padding(e: Elem, k: Any, sem: ev.Sem) -> Any:
     """Padded: • in the padding at position 11 where the unpadded value is defined (Inv (c))."""
     v = ev.ev_elem(e, k, sem)
@@ -105,6 +116,12 @@ def _refuted_at_a_high_rank(name: str, claim: str) -> None:
 def test_a_padding_holding_1_from_rank_12_is_refuted() -> None:
     """Kills: the claims restricted to ranks <= 10, or "not within" to positions < 11."""
     with equation(Elem, elem_one_in_padding):
+        _refuted_at_a_high_rank("Pad-Add (all ranks)", "Inv (b)")
+
+
+def test_a_padding_holding_1_only_past_position_10_is_refuted() -> None:
+    """Kills: the claims' witness position ("k is not within t at p") restricted to p < 11."""
+    with equation(Elem, elem_one_where_only_pos_is_out):
         _refuted_at_a_high_rank("Pad-Add (all ranks)", "Inv (b)")
 
 
