@@ -44,7 +44,7 @@ from core_teil.semantics import symbolic as sym
 from core_teil.semantics.eval import Sem, denote
 from core_teil.semantics.sequences import Seq
 
-from . import engines, kernel, laws, padding, prover, ranks, run, safety, schema, sums
+from . import engines, kernel, laws, pad_ranks, padding, prover, ranks, run, safety, schema, sums
 
 # --------------------------------------------------------------------------
 # Wrong equations (eval.py)
@@ -627,6 +627,12 @@ CATALOGUE: tuple[Mutant, ...] = (
                                     "k[1:7] + map_shape(lambda x: x * 0 + 1, k[7:]), sem)"),
            ("Pad-Expa (all ranks)", "Engines at ranks 7-10"),
            "in bounds at every rank, so only the padding invariant sees that padded != unpadded"),
+    Mutant("expa-padded-reads-1-from-position-12", "padded: denote(e.arg, k[1:11] + (1, 1, ...), sem)",
+           "EQUATIONS[Expa]", _edit(ev.ev_expa, "v = denote(e.arg, k[1:], sem)",
+                                    "v = denote(e.arg, k[1:] if sem.pad is None else "
+                                    "k[1:11] + map_shape(lambda x: x * 0 + 1, k[11:]), sem)"),
+           ("Pad-Expa (all ranks)",),
+           "wrong from rank 12 only: beyond the ranked lemmas and the engines' instances (review rK)"),
     Mutant("st-stmt-upto-rank-6", "bounds = sem.bounds(Γ(x))[:6]", "eval.st_stmt",
            _edit(ev.st_stmt, "bounds = sem.bounds(sem.typed.gamma[stmt.target])",
                  "bounds = sem.bounds(sem.typed.gamma[stmt.target])[:6]"), ("Lemma 4.5 (all ranks)",)),
@@ -749,6 +755,11 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant("engines-long-program-unchecked", "failures = []  # the long program", "engines.obligations",
            _edit(engines.obligations, "failures = list(long_program())", "failures = []"),
            ("mutant: eval-prog-stops-after-20",)),
+    Mutant("pad-generic-upto-rank-10", "k.length <= 10 among the claims' hypotheses",
+           "pad_ranks.pad_generic_obligations",
+           _edit(pad_ranks.pad_generic_obligations, "k.length == t.length, c.length == t.length]",
+                 "k.length == t.length, c.length == t.length, k.length <= 10]"),
+           ("mutant: expa-padded-reads-1-from-position-12",)),
     Mutant("engines-at-rank-7-only", "for r in HIGH_RANKS[:1]:", "engines.obligations",
            _edit(engines.obligations, "for r in HIGH_RANKS:", "for r in HIGH_RANKS[:1]:"),
            ("mutant: numpy-domain-upto-rank-7",)),
