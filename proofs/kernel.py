@@ -146,6 +146,8 @@ class Obligation:
     rank: int | None = None
     #: The induction case (constructor) the obligation was built from (see :func:`case_of`).
     case: str | None = None
+    #: Z3's resource limit for this obligation (``RLIMIT`` unless a lemma says why it needs more).
+    rlimit: int = RLIMIT
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hypotheses", tuple(self.hypotheses))
@@ -263,10 +265,10 @@ class Stuck(Exception):
 # --------------------------------------------------------------------------
 
 
-def solver(ctx: z3.Context | None = None) -> z3.Solver:
+def solver(ctx: z3.Context | None = None, rlimit: int = RLIMIT) -> z3.Solver:
     s = z3.Solver(ctx=ctx)
     s.set("random_seed", SEED)
-    s.set("rlimit", RLIMIT)
+    s.set("rlimit", rlimit)
     s.set("timeout", SAFETY_TIMEOUT_MS)
     return s
 
@@ -366,7 +368,7 @@ def discharge(ob: Obligation, ctx: z3.Context | None = None) -> Outcome:
     the solver's choices, follow creation order).  Copied into a context of the lemma's
     own, the outcome is a function of the lemma and the seed."""
     ctx = ctx or z3.Context()
-    s = solver(ctx)
+    s = solver(ctx, ob.rlimit)
     s.add(ob.formula.translate(ctx))
     t0 = time.perf_counter()
     r = s.check()
