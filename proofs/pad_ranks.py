@@ -28,9 +28,7 @@ from typing import Any
 
 import z3
 
-from core_teil.errors import TeilError
-from core_teil.lang import typing as ty
-from core_teil.lang.syntax import Expr, Program
+from core_teil.lang.syntax import Expr
 from core_teil.semantics import eval as ev
 from core_teil.semantics import symbolic as sym
 from core_teil.semantics.sequences import RankUndecided, Seq, as_seq
@@ -38,7 +36,7 @@ from core_teil.semantics.sequences import RankUndecided, Seq, as_seq
 from . import sums
 from .kernel import EVERY_RANK, RLIMIT, Lemma, Obligation, Rule
 from .padding import INV_PARTS, PAD_SUM_LAWS, M, inv_at
-from .ranks import GENERIC_STEPS, Generic, GenericInterpretation, GenericPremises, generic_schemata, padding, positive
+from .ranks import GENERIC_STEPS, Generic, GenericInterpretation, generic_schemata, padding, positive, type_schema
 
 INDEX = z3.ArraySort(z3.IntSort(), z3.IntSort())
 VALUES = z3.ArraySort(z3.IntSort(), sym.Value)
@@ -316,16 +314,11 @@ def simplify(f: z3.BoolRef) -> z3.BoolRef:
 def pad_generic_obligations(g: Generic) -> Iterator[Obligation]:
     """For ``k`` of the node's padded type (every rank, every ``M``): Inv's three claims, from
     Inv on every hole."""
-    program = Program("core", (), ())
-    oracle = GenericPremises()
-    checker = ty.Checker(program, oracle, dict(g.holes))  # type: ignore[arg-type]
-    try:
-        d = checker.infer(g.expr)
-    except (TeilError, RankUndecided, z3.Z3Exception) as exc:
-        yield Obligation(f"{g.label}: typable", (), z3.BoolVal(True),
-                         lambda m, exc=exc: f"{g.label}: typing.py cannot type the schema: {exc}", case=g.case)
+    ts = type_schema(g)
+    if isinstance(ts, Obligation):
+        yield ts
         return
-    typed = ty.TypedProgram(program, dict(g.holes), (), oracle, checker.types)  # type: ignore[arg-type]
+    d, typed, oracle = ts.derivation, ts.typed, ts.oracle
     ip, iu, iu2 = PadInterpretation(tag="P"), PadInterpretation(tag="U"), PadInterpretation(tag="U2")
     semP = ev.Sem(typed, ip, {x: Memory(x, "P") for x in g.holes}, M)
     semU = ev.Sem(typed, iu, {x: Memory(x, "U") for x in g.holes}, None)

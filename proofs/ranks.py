@@ -250,19 +250,37 @@ def padding(pad: Any) -> list[z3.BoolRef]:
     return [] if pad is None else [pad >= 1, CEIL_AXIOM]
 
 
-def wd_generic_obligations(g: Generic, pad: Any = None) -> Iterator[Obligation]:
-    """For ``k`` of the node's type (every rank), each read eval.py makes is in its domain;
-    padded (``pad = M``): ``k`` of the rounded type, reads in the padded store ``⌈Γ⌉``."""
+@dataclass(frozen=True)
+class TypedSchema:
+    """A schema typed by typing.py's rules, every side condition recorded in ``oracle``."""
+
+    derivation: ty.Derivation
+    typed: ty.TypedProgram
+    oracle: GenericPremises
+
+
+def type_schema(g: Generic) -> TypedSchema | Obligation:
+    """typing.py's derivation of the schema, or the failing obligation if it cannot type it."""
     program = Program("core", (), ())
     oracle = GenericPremises()
     checker = ty.Checker(program, oracle, dict(g.holes))  # type: ignore[arg-type]
     try:
         d = checker.infer(g.expr)
     except (TeilError, RankUndecided, z3.Z3Exception) as exc:
-        yield Obligation(f"{g.label}: typable", (), z3.BoolVal(True),
-                         lambda m, exc=exc: f"{g.label}: typing.py cannot type the schema: {exc}", case=g.case)
-        return
+        return Obligation(f"{g.label}: typable", (), z3.BoolVal(True),
+                          lambda m, exc=exc: f"{g.label}: typing.py cannot type the schema: {exc}", case=g.case)
     typed = ty.TypedProgram(program, dict(g.holes), (), oracle, checker.types)  # type: ignore[arg-type]
+    return TypedSchema(d, typed, oracle)
+
+
+def wd_generic_obligations(g: Generic, pad: Any = None) -> Iterator[Obligation]:
+    """For ``k`` of the node's type (every rank), each read eval.py makes is in its domain;
+    padded (``pad = M``): ``k`` of the rounded type, reads in the padded store ``⌈Γ⌉``."""
+    ts = type_schema(g)
+    if isinstance(ts, Obligation):
+        yield ts
+        return
+    d, typed, oracle = ts.derivation, ts.typed, ts.oracle
     interp = GenericInterpretation()
     sem = ev.Sem(typed, interp, {x: Initial(x) for x in g.holes}, pad)
     t = as_seq(sem.bounds(d.shape))
