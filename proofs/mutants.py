@@ -42,7 +42,7 @@ from core_teil.proving import simulation
 from core_teil.semantics import eval as ev
 from core_teil.semantics import symbolic as sym
 from core_teil.semantics.eval import Sem, denote
-from core_teil.semantics.sequences import Seq
+from core_teil.semantics.sequences import Seq, as_seq
 
 from . import engines, kernel, laws, pad_ranks, padding, prover, ranks, run, safety, schema, sums
 
@@ -146,6 +146,22 @@ def st_stmt_padding_one(stmt: Stmt, sem: Sem) -> Any:
     v = denote(stmt.expr, k, sem)
     if sem.pad is not None and k:
         v = z3.If(sym.in_bounds(k, tuple(sem.interp.extent(d) for d in sem.typed.gamma[stmt.target])), v, sym.val(1))
+    return sem.interp.update(sem.store, stmt.target, k, v, bounds)
+
+
+def st_stmt_padding_one_from_position_11(stmt: Stmt, sem: Sem) -> Any:
+    """Padded St-Stmt writes 1 where position 11 of ``k`` is in the padding: wrong only from
+    rank 12 on, beyond the ranked proofs (<= 6) and the engines' ranks 7-10."""
+    gamma = sem.typed.gamma[stmt.target]
+    bounds = sem.bounds(gamma)
+    k = sem.interp.domain(bounds, stmt)
+    v = denote(stmt.expr, k, sem)
+    if sem.pad is not None:
+        t = replace(sem, pad=None).bounds(gamma)  # the unpadded extents
+        if isinstance(k, Seq):
+            v = z3.If(z3.And(k.length > 11, k.arr[11] > as_seq(t).arr[11]), sym.val(1), v)
+        elif len(k) > 11:
+            v = z3.If(k[11] > t[11], sym.val(1), v)
     return sem.interp.update(sem.store, stmt.target, k, v, bounds)
 
 
@@ -368,9 +384,10 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant("thm3-base-rank-0", "for r in ranks(0, 0):", "padding.thm3_base_obligations",
            _edit(padding.thm3_base_obligations, "for r in ranks():", "for r in ranks(0, 0):"),
            ("Theorem 3*",), "Theorem 3's base case checked at rank 0 only"),
-    Mutant("d-pad-var-border", "v = v  # eval.d_pad_var unguarded: the padding repeats the border",
-           "eval.d_pad_var", _edit(ev.d_pad_var, "v = interp.guard(j, n, v)", "v = v"),
-           ("Theorem 3*", "Engines at ranks 7-10"), "the padded initial store of the reference engine, which "
+    Mutant("d-pad-var-border", "return v  # eval.d_pad_var unguarded: the padding repeats the border",
+           "eval.d_pad_var", _edit(ev.d_pad_var, "return guard_each(interp, p, t, v)", "return v"),
+           ("Theorem 3*", "Theorem 3* (all ranks)", "Engines at ranks 7-10"),
+           "the padded initial store of the reference engine, which "
            "the padding proofs now read instead of restating it, without the guard of d-pad-var"),
     Mutant("thm3-step-contradictory", "*[n > C for n, C in zip(t, T, strict=True)],",
            "padding.thm3_step_obligations",
@@ -755,9 +772,27 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant("engines-long-program-unchecked", "failures = []  # the long program", "engines.obligations",
            _edit(engines.obligations, "failures = list(long_program())", "failures = []"),
            ("mutant: eval-prog-stops-after-20",)),
+    Mutant("d-pad-var-guards-11-positions", "return guard_each(interp, p[:11], t[:11], v)", "eval.d_pad_var",
+           _edit(ev.d_pad_var, "return guard_each(interp, p, t, v)", "return guard_each(interp, p[:11], t[:11], v)"),
+           ("Theorem 3* (all ranks)",),
+           "the padded initial store repeats the border beyond position 11: only the base case for every "
+           "rank sees it"),
+    Mutant("st-stmt-padding-one-from-position-12", "v = If(k[11] > Γ(x)[11], 1, v) under padding", "eval.st_stmt",
+           ((ev, "st_stmt", st_stmt_padding_one_from_position_11),), ("Theorem 3 (step, all ranks)",),
+           "a statement writes 1 into the padding from rank 12 on: only the step for every rank sees it"),
+    Mutant("hole-b-zero-only", "P.at(q) == 0 in the padding  # not 0 or •", "pad_ranks.hole_hypotheses",
+           _edit(pad_ranks.hole_hypotheses, 'out["b"].append(b)',
+                 'out["b"].append(z3.Implies(indices.in_padding(rd.index, t, T), P.at(rd.index) == sym.ZERO))'),
+           ("Inv closes (all ranks)",),
+           "the rank-generic steps assume (b) as '0 in the padding' of a hole, stronger than they conclude"),
+    Mutant("thm3-step-generic-scalars-only", "for g in list(stmt_schemata())[:1]:  # X = H, X H : []",
+           "pad_ranks.thm3_step_generic_obligations",
+           _edit(pad_ranks.thm3_step_generic_obligations, "for g in stmt_schemata():",
+                 "for g in list(stmt_schemata())[:1]:"),
+           ("mutant: st-stmt-padding-one-from-position-12",)),
     Mutant("pad-generic-upto-rank-10", "k.length <= 10 among the claims' hypotheses",
-           "pad_ranks.pad_generic_obligations",
-           _edit(pad_ranks.pad_generic_obligations, "k.length == t.length, c.length == t.length]",
+           "pad_ranks.Runs.claims",
+           _edit(pad_ranks.Runs.claims, "k.length == t.length, c.length == t.length]",
                  "k.length == t.length, c.length == t.length, k.length <= 10]"),
            ("mutant: expa-padded-reads-1-from-position-12",)),
     Mutant("engines-at-rank-7-only", "for r in HIGH_RANKS[:1]:", "engines.obligations",
@@ -788,8 +823,9 @@ VARIANTS: dict[str, Mutant] = {
                                "EQUATIONS[Red]", _eq(Red, ev_red_past_padding), ()),
     "red-at-last-bound": Mutant("red-at-last-bound", "n = sem.bound(sem.type(e.arg)[-1])", "EQUATIONS[RedAt]",
                                 _eq(RedAt, ev_red_at_last_bound), ()),
-    "d-pad-var-unguarded": Mutant("d-pad-var-unguarded", "v = v  # no guard: the padding repeats the border",
-                                  "eval.d_pad_var", _edit(ev.d_pad_var, "v = interp.guard(j, n, v)", "v = v"), ()),
+    "d-pad-var-unguarded": Mutant("d-pad-var-unguarded", "return v  # no guard: the padding repeats the border",
+                                  "eval.d_pad_var",
+                                  _edit(ev.d_pad_var, "return guard_each(interp, p, t, v)", "return v"), ()),
     "t-transp-to-rank": BY_NAME["t-transp-to-rank"],
 }
 

@@ -28,15 +28,28 @@ from typing import Any
 
 import z3
 
-from core_teil.lang.syntax import Expr
+from core_teil.errors import TeilError
+from core_teil.lang.syntax import Expr, Var
 from core_teil.semantics import eval as ev
 from core_teil.semantics import symbolic as sym
 from core_teil.semantics.sequences import RankUndecided, Seq, as_seq
 
 from . import sums
-from .kernel import EVERY_RANK, RLIMIT, Lemma, Obligation, Rule
+from .kernel import EVERY_RANK, RLIMIT, Lemma, Obligation, Rule, case_of
 from .padding import INV_PARTS, PAD_SUM_LAWS, M, inv_at
-from .ranks import GENERIC_STEPS, Generic, GenericInterpretation, generic_schemata, padding, positive, type_schema
+from .ranks import (
+    GENERIC_STEPS,
+    Generic,
+    GenericInterpretation,
+    Read,
+    generic_schemata,
+    padding,
+    positive,
+    stmt_schemata,
+    type_schema,
+    typed_stmts,
+)
+from .schema import CEIL
 
 INDEX = z3.ArraySort(z3.IntSort(), z3.IntSort())
 VALUES = z3.ArraySort(z3.IntSort(), sym.Value)
@@ -79,6 +92,16 @@ class PadInterpretation(GenericInterpretation):
     #: is the same term whatever was built before it (Z3's search depends on the names).
     tag: str = ""
     names: Iterator[int] = field(default_factory=itertools.count)
+
+    #: St-Stmt's multi-index (``domain``): the one the claims are about, so that the written
+    #: value and the reads are terms in it (a fresh name would have to be substituted away).
+    at: Seq | None = None
+
+    def domain(self, bounds: Any, stmt: Any) -> Seq:
+        if self.at is None:
+            return super().domain(bounds, stmt)
+        self.path.append(self.at.within(as_seq(bounds)))
+        return self.at
 
     def sum(self, n: Any, body: Callable[[Any], z3.ExprRef], node: Expr) -> z3.ExprRef:
         m = z3.Int(f"m!{self.tag}{next(self.names)}")
@@ -311,6 +334,79 @@ def simplify(f: z3.BoolRef) -> z3.BoolRef:
     return z3.simplify(f.translate(ctx)).translate(f.ctx)
 
 
+@dataclass(frozen=True)
+class Runs:
+    """eval.py run three times on one node: padded at ``k``, unpadded at ``k`` and at ``ρ(k, c)``,
+    over the holes' memories ``P(x)``/``U(x)``; ``t``/``T`` the node's type, unpadded and padded."""
+
+    label: str
+    case: str
+    holes: dict[str, Seq | tuple]
+    assumed: tuple[z3.BoolRef, ...]
+    interps: tuple[PadInterpretation, PadInterpretation, PadInterpretation]
+    sems: tuple[ev.Sem, ev.Sem]
+    t: Seq
+    T: Seq
+    k: Seq
+    c: Seq
+
+    @staticmethod
+    def of(label: str, case: str, holes: dict[str, Seq | tuple], typed: Any, assumed: list[z3.BoolRef],
+           shape: Any) -> Runs:
+        ip, iu, iu2 = PadInterpretation(tag="P"), PadInterpretation(tag="U"), PadInterpretation(tag="U2")
+        semP = ev.Sem(typed, ip, {x: Memory(x, "P") for x in holes}, M)
+        semU = ev.Sem(typed, iu, {x: Memory(x, "U") for x in holes}, None)
+        t, T = as_seq(semU.bounds(shape)), as_seq(semP.bounds(shape))
+        return Runs(label, case, holes, tuple(assumed), (ip, iu, iu2), (semP, semU), t, T,
+                    Seq.fresh("k"), Seq.fresh("c"))
+
+    def sem(self, which: int) -> ev.Sem:
+        """The semantics of run ``which`` (0 padded, 1 and 2 unpadded), each with its own recorder."""
+        semP, semU = self.sems
+        return ev.Sem(semU.typed if which else semP.typed, self.interps[which],
+                      (semU if which else semP).store, None if which else M)
+
+    def claims(self, vP: z3.ExprRef, vU: z3.ExprRef, vU2: z3.ExprRef,
+               not_paths: tuple[z3.BoolRef, ...] = ()) -> Iterator[Obligation]:
+        """Inv's three claims of ``(vP, vU)`` at ``k`` (``vU2`` the unpadded value at ``ρ(k, c)``),
+        from Inv on every hole: instances at the indices the runs read the holes at.
+        ``not_paths``: premises of the runs' paths that are not about the reads (St-Stmt's
+        domain), left out of the hypotheses."""
+        ip, iu, iu2 = self.interps
+        t, T, k, c = self.t, self.T, self.k, self.c
+        hints = HINTS.get(self.case.split(".")[0], Hints())
+        hyps = [*(h for s in self.holes.values() for h in positive(s)), *self.assumed,
+                *(padding(M) if hints.ceil_axiom else [M >= 1]), k.length == t.length, c.length == t.length]
+        sigma = Sums.of({"P": ip, "U": iu, "U2": iu2})
+        vP, vU, vU2 = (sigma.abstract(v) for v in (vP, vU, vU2))
+        witness = z3.Int("p!witness")
+        ranks = [h.length for h in self.holes.values() if isinstance(h, Seq)]
+        indices = SeqIndices(witness, candidates(witness, hints.shifts, ranks), hints.arrays)
+        semP, semU = self.sems
+        inv: dict[str, list[z3.BoolRef]] = {"a": [], "b": [], "c": []}
+        for x, shape in self.holes.items():
+            tx, Tx = semU.bounds(shape), semP.bounds(shape)
+            for rd in (rd for rd in ip.reads if rd.name == x):  # the padded reads
+                m = sigma.binder(rd.index)
+                # unpadded reads, at k and ρ(k, c); under a Σ, at its first term and at the padded one's
+                probes = [p for i in (iu, iu2) for r in i.reads if r.name == x for p in sigma.terms(r.index, m)]
+                for part, hs in hole_hypotheses(x, tx, Tx, Memory(x, "P"), Memory(x, "U"), [rd], probes,
+                                                indices).items():
+                    inv[part] += [sigma.under(h, m) for h in hs]
+        inv["c"] += [h for i in (iu, iu2) for r in i.reads for h in r.path
+                     if not sigma.binds(h) and not any(h.eq(n) for n in not_paths)]
+        needs = dict(hints.needs)
+        laws = tuple(sigma.laws())
+        claim_indices = SeqIndices(witness, None, hints.arrays)
+        for name, part, claim in zip("abc", INV_PARTS, inv_at(k, c, t, T, vP, vU, vU2, claim_indices), strict=True):
+            from_holes = [h for kind in needs[name] for h in inv[kind]]
+            yield Obligation(f"{self.label}: {part} (all ranks)",
+                             [simplify(h) for h in (*hyps, *sigma.definitions, *from_holes)], simplify(z3.Not(claim)),
+                             lambda m, part=part: f"{self.label}: {part} fails (rank "
+                             f"{m.eval(t.length, model_completion=True)})", prefer=(t.length <= 8,), uses=laws,
+                             case=self.case, rlimit=hints.rlimit * RLIMIT)
+
+
 def pad_generic_obligations(g: Generic) -> Iterator[Obligation]:
     """For ``k`` of the node's padded type (every rank, every ``M``): Inv's three claims, from
     Inv on every hole."""
@@ -318,51 +414,131 @@ def pad_generic_obligations(g: Generic) -> Iterator[Obligation]:
     if isinstance(ts, Obligation):
         yield ts
         return
-    d, typed, oracle = ts.derivation, ts.typed, ts.oracle
-    ip, iu, iu2 = PadInterpretation(tag="P"), PadInterpretation(tag="U"), PadInterpretation(tag="U2")
-    semP = ev.Sem(typed, ip, {x: Memory(x, "P") for x in g.holes}, M)
-    semU = ev.Sem(typed, iu, {x: Memory(x, "U") for x in g.holes}, None)
-    semU2 = ev.Sem(typed, iu2, {x: Memory(x, "U") for x in g.holes}, None)
-    t, T = as_seq(semU.bounds(d.shape)), as_seq(semP.bounds(d.shape))
-    k, c = Seq.fresh("k"), Seq.fresh("c")
+    runs = Runs.of(g.label, g.case, g.holes, ts.typed, ts.oracle.assumed, ts.derivation.shape)
     try:
-        vP = ev.denote(g.expr, k, semP)
-        vU = ev.denote(g.expr, k, semU)
-        vU2 = ev.denote(g.expr, rho(k, t, c), semU2)
+        vP = ev.denote(g.expr, runs.k, runs.sem(0))
+        vU = ev.denote(g.expr, runs.k, runs.sem(1))
+        vU2 = ev.denote(g.expr, rho(runs.k, runs.t, runs.c), runs.sem(2))
     except (RankUndecided, z3.Z3Exception, TypeError) as exc:
         yield Obligation(f"{g.label}: eval.py runs at every rank", (), z3.BoolVal(True),
                          lambda m, exc=exc: f"{g.label}: the equation needs a concrete rank: {exc}", case=g.case)
         return
-    hints = HINTS.get(g.case.split(".")[0], Hints())
-    hyps = [*(h for s in g.holes.values() for h in positive(s)), *oracle.assumed,
-            *(padding(M) if hints.ceil_axiom else [M >= 1]), k.length == t.length, c.length == t.length]
-    sigma = Sums.of({"P": ip, "U": iu, "U2": iu2})
-    vP, vU, vU2 = (sigma.abstract(v) for v in (vP, vU, vU2))
+    yield from runs.claims(vP, vU, vU2)
+
+
+# --------------------------------------------------------------------------
+# Statements: Theorem 3 for every rank (step, base, and the closure of Inv)
+# --------------------------------------------------------------------------
+
+
+def thm3_step_generic_obligations() -> Iterator[Obligation]:
+    """Report Theorem 3, step N -> N+1, at every rank: eval.py's St-Stmt run padded and
+    unpadded on memories satisfying Inv; Inv holds of the target afterwards (every other
+    allocation is kept).  The statements are :func:`proofs.ranks.stmt_schemata`'s: a
+    statement that reads its own target (the pre-state), transposes it onto itself, or
+    reduces into it."""
+    for g in stmt_schemata():
+        (stmt,) = g.stmts
+        label = f"{g.label}: after St-Stmt"
+        try:
+            typed, oracle = typed_stmts(g)
+        except (TeilError, RankUndecided, z3.Z3Exception) as exc:
+            yield Obligation(f"{label}: ok", (), z3.BoolVal(True),
+                             lambda m, exc=exc, label=label: f"{label}: OK-Stmt rejected it: {exc}")
+            continue
+        x = stmt.target
+        runs = Runs.of(label, case_of(stmt.expr), g.holes, typed, oracle.assumed, g.holes[x])
+        for interp, at in zip(runs.interps, (runs.k, runs.k, rho(runs.k, runs.t, runs.c)), strict=True):
+            interp.at = at
+        try:
+            news = [ev.st_stmt(stmt, runs.sem(n)) for n in range(3)]
+        except (RankUndecided, z3.Z3Exception, TypeError) as exc:
+            yield Obligation(f"{label}: St-Stmt runs at every rank", (), z3.BoolVal(True),
+                             lambda m, exc=exc, label=label: f"{label}: St-Stmt needs a concrete rank: {exc}")
+            continue
+        writes = [w for i in runs.interps for w in i.writes]
+        ok = [w.name for w in writes] == [x] * 3 and all(set(new) == set(g.holes) for new in news)
+        yield Obligation(f"{label}: one update per run, of {x}", (), z3.BoolVal(not ok),
+                         lambda m, writes=writes, label=label: f"{label}: updates {[w.name for w in writes]}")
+        if not ok:
+            continue
+        vP, vU = news[0][x].at(runs.k), news[1][x].at(runs.k)
+        vU2 = news[2][x].at(rho(runs.k, runs.t, runs.c))
+        yield from runs.claims(vP, vU, vU2, tuple(w.domain for w in writes))
+        for y in g.holes:
+            if y != x:
+                kept = all(new[y] is sem.store[y] for new, sem in zip(news, (runs.sem(n) for n in range(3)),
+                                                                       strict=True))
+                yield Obligation(f"{label}: {y} kept", (), z3.BoolVal(not kept),
+                                 lambda m, y=y, label=label: f"{label}: St-Stmt changed {y}")
+
+
+@dataclass(frozen=True)
+class PaddedInitial:
+    """μ_pad(x), report Fig. 13 (d-pad-var), as the reference engine builds it:
+    :func:`eval.d_pad_var` over the unpadded memory, at a multi-index of any length."""
+
+    original: Memory
+    shape: Seq
+
+    def at(self, k: Seq) -> z3.ExprRef:
+        return ev.d_pad_var(GenericInterpretation(), lambda q: self.original.at(as_seq(q)), k, self.shape)
+
+
+def thm3_base_generic_obligations() -> Iterator[Obligation]:
+    """Report Theorem 3's base at every rank: the padded initial store μ_pad satisfies Inv."""
+    g = Generic("μ_pad for X : T", Var("X"), {"X": Seq.fresh("T")})
+    ts = type_schema(g)
+    if isinstance(ts, Obligation):
+        yield ts
+        return
+    runs = Runs.of(g.label, g.case, g.holes, ts.typed, ts.oracle.assumed, ts.derivation.shape)
+    t, T, k, c = runs.t, runs.T, runs.k, runs.c
+    P, U = PaddedInitial(Memory("X", "U"), t), Memory("X", "U")
     witness = z3.Int("p!witness")
-    ranks = [h.length for h in g.holes.values() if isinstance(h, Seq)]
-    indices = SeqIndices(witness, candidates(witness, hints.shifts, ranks), hints.arrays)
-    inv: dict[str, list[z3.BoolRef]] = {"a": [], "b": [], "c": []}
-    for x, shape in g.holes.items():
-        tx, Tx = semU.bounds(shape), semP.bounds(shape)
-        reads = [rd for rd in ip.reads if rd.name == x]  # the padded reads
-        for rd in reads:
-            m = sigma.binder(rd.index)
-            # unpadded reads, at k and ρ(k, c); under a Σ, at its first term and at the padded one's
-            probes = [p for i in (iu, iu2) for r in i.reads if r.name == x for p in sigma.terms(r.index, m)]
-            for part, hs in hole_hypotheses(x, tx, Tx, Memory(x, "P"), Memory(x, "U"), [rd], probes,
-                                            indices).items():
-                inv[part] += [sigma.under(h, m) for h in hs]
-    inv["c"] += [h for i in (iu, iu2) for r in i.reads for h in r.path if not sigma.binds(h)]
-    needs = dict(hints.needs)
-    laws = tuple(sigma.laws())
-    claim_indices = SeqIndices(witness, None, hints.arrays)
-    for name, part, claim in zip("abc", INV_PARTS, inv_at(k, c, t, T, vP, vU, vU2, claim_indices), strict=True):
-        from_holes = [h for kind in needs[name] for h in inv[kind]]
-        yield Obligation(f"{g.label}: {part} (all ranks)",
-                         [simplify(h) for h in (*hyps, *sigma.definitions, *from_holes)], simplify(z3.Not(claim)),
-                         lambda m, part=part: f"{g.label}: {part} fails (rank "
-                         f"{m.eval(t.length, model_completion=True)})", prefer=(t.length <= 8,), uses=laws,
-                         case=g.case, rlimit=hints.rlimit * RLIMIT)
+    hyps = [*positive(g.holes["X"]), *padding(M), k.length == t.length, c.length == t.length]
+    for part, claim in zip(INV_PARTS, inv_at(k, c, t, T, P.at(k), U.at(k), U.at(rho(k, t, c)),
+                                             SeqIndices(witness)), strict=True):
+        yield Obligation(f"{g.label}: {part} (all ranks)", [simplify(h) for h in hyps], simplify(z3.Not(claim)),
+                         lambda m, part=part: f"μ_pad: {part} fails (rank {m.eval(t.length, model_completion=True)})",
+                         prefer=(t.length <= 8,))
+
+
+def closure_generic_obligations() -> Iterator[Obligation]:
+    """The induction closes at every rank: each assumption :func:`hole_hypotheses` makes of a hole
+    (an instance of Inv at a read ``q``, (c) in its Ω form with a probe ``j``, "not within" as a
+    choice among the hints' candidate positions) follows from what the step lemmas conclude
+    of an expression of the hole's type: Inv at every ``(k, c)`` of its length and every
+    witness position (∀-elimination at ``(q, q)`` and ``(q, j)``, the witness at each candidate)."""
+    T0 = Seq.fresh("T")
+    t, T = T0, T0.map(lambda n: CEIL(M, n))  # GenericInterpretation.ceil, as Sem.bounds rounds
+    P, U = Memory("X", "P"), Memory("X", "U")
+    q, j = Seq.fresh("q"), Seq.fresh("j")
+    witness, other = z3.Int("p!witness"), z3.Int("|R|")  # |R|: another hole's rank (prod)
+
+    def concl(k: Seq, c: Seq, arrays: bool) -> z3.BoolRef:
+        # "Not within" as stated: the steps prove their claims for every witness position, which
+        # is this ("not within, same length ⟹ some position out", Pad-Inv Ω form).
+        parts = inv_at(k, c, t, T, P.at(k), U.at(k), U.at(rho(k, t, c)), SeqIndices(None, None, arrays))
+        return z3.Implies(z3.And(k.length == t.length, c.length == t.length), z3.And(*parts))
+
+    context = [*positive(T0), *padding(M)]
+    for hints in sorted({(h.shifts, h.arrays) for h in (Hints(), *HINTS.values())}, key=str):
+        shifts, arrays = hints
+        indices = SeqIndices(witness, candidates(witness, shifts, [t.length, other]), arrays)
+        assert indices.positions is not None
+        premises = [concl(q, q, arrays), concl(q, j, arrays)]
+        read = Read("X", q, ())
+        for part, hs in hole_hypotheses("X", t, T, P, U, [read], [j], indices).items():
+            for n, h in enumerate(hs, start=1):
+                yield Obligation(f"X : T, {len(indices.positions)} candidates: assumption ({part}) #{n} of a "
+                                 "hole follows from Inv (all ranks)", [*context, *premises], z3.Not(h),
+                                 lambda m, part=part: f"the hole's assumption ({part}) does not follow from Inv")
+    # A scalar hole: its one assumption, (a), from (a) at ().
+    e = Seq.of(())
+    a, _, _ = inv_at(e, e, e, e, P.at(e), U.at(e), U.at(e), SeqIndices())
+    (h,) = hole_hypotheses("X", (), (), P, U, [Read("X", e, ())], [], SeqIndices())["a"]
+    yield Obligation("X : []: the assumption of a scalar hole follows from Inv (all ranks)", [a], z3.Not(h))
 
 
 #: The cases of Lemma 6 proved here for every rank: every Core constructor.
@@ -382,8 +558,22 @@ def lemmas() -> list[Lemma]:
         out.append(Lemma(f"Pad-{suffix} (all ranks)", f"report Lemma 6, Lemma 5 (ii)* case {suffix}",
                          f"Inv(padded, unpadded) preserved by {suffix.lower()}, at every rank and every M",
                          build, cases=cases, premises=("Pad-Inv Ω form (all ranks)",), coverage=EVERY_RANK))
+    out.append(Lemma("Inv closes (all ranks)", "report Lemma 6 (the induction hypothesis is the conclusion)",
+                     "Inv concluded for an expression at every k, c and witness position implies each assumption "
+                     "the step lemmas make of a hole of its type, at every rank", closure_generic_obligations,
+                     premises=("Pad-Inv Ω form (all ranks)",), coverage=EVERY_RANK))
     out.append(Lemma("Lemma 6 & 5 (ii)* (all ranks)", "report Lemma 6 and Lemma 5 (ii), as made true, every rank",
                      "Inv([[e]] padded, [[e]] unpadded) for every e, given Inv for the store, at every rank and M",
                      None, Rule.STRUCTURAL, premises=(*(f"Pad-{s} (all ranks)" for s, _, _ in PAD_STEPS),
-                                                      "Pad-Inv Ω form (all ranks)")))
+                                                      "Pad-Inv Ω form (all ranks)", "Inv closes (all ranks)")))
+    out.append(Lemma("Theorem 3 (step, all ranks)", "report Theorem 3, step N -> N+1 (St-Stmt), every rank",
+                     "Inv for every allocation before x = e ⟹ Inv after (self-reference included), at every "
+                     "rank and M", thm3_step_generic_obligations, premises=("Inv closes (all ranks)",),
+                     coverage=EVERY_RANK))
+    out.append(Lemma("Theorem 3* (all ranks)", "report Theorem 3 (simulation), as made true, every rank",
+                     "padded = unpadded on Γ after every program, padding 0 or • as Inv says, at every rank and "
+                     "M; base: μ_pad (eval.d_pad_var) satisfies Inv", thm3_base_generic_obligations,
+                     Rule.STATEMENTS, premises=("Theorem 3 (step, all ranks)", "Lemma 6 & 5 (ii)* (all ranks)",
+                                                "Lemma 4.5 (padded, all ranks)", "St-Seq", "Inv closes (all ranks)"),
+                     coverage=EVERY_RANK))
     return out

@@ -560,7 +560,7 @@ def lemmas() -> list[Lemma]:
     out.append(Lemma("Theorem 2*", "report Theorem 2 (progress with a padded store), as made true",
                      "an ok program evaluates fully with padding, dom = ⌈Γ⌉; padding holds 0 or • (Inv)",
                      None, Rule.STATEMENTS, premises=("Lemma 5 (i)", "Lemma 4.5 (padded, all ranks)", "St-Seq",
-                                                      "Theorem 3*")))
+                                                      "Theorem 3* (all ranks)")))
     out.append(Lemma("Corollary 3", "report Corollary 3 (safety with a padded store)",
                      "no out-of-bounds access to the padded store", None, Rule.COROLLARY,
                      premises=("Lemma 5 (i)", "Lemma 4.5 (padded, all ranks)")))

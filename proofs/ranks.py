@@ -155,7 +155,11 @@ class GenericInterpretation:
         return sym.SUM(z3.Lambda([m], v), n)
 
     def guard(self, j: Any, d: Any, v: z3.ExprRef) -> z3.ExprRef:
-        return z3.If(j <= d, v, sym.ZERO)
+        # A whole multi-index (eval.guard_each on a Seq): every position at once.
+        return z3.If(j.below(d) if isinstance(j, Seq) else j <= d, v, sym.ZERO)
+
+    def clamp(self, j: Any, d: Any) -> z3.ArithRef:
+        return z3.If(j <= d, j, d)
 
     def domain(self, bounds: Any, stmt: Any) -> Seq:
         k = Seq.fresh(f"k{next(_fresh)}")
@@ -406,7 +410,7 @@ def stmt_schemata() -> Iterator[GenericStmt]:
     yield GenericStmt("X = red Y, X : T, Y : U", (Stmt("X", Red(Y)),), {"X": Seq.fresh("T"), "Y": Seq.fresh("U")})
 
 
-def _typed(g: GenericStmt) -> tuple[ty.TypedProgram, GenericPremises]:
+def typed_stmts(g: GenericStmt) -> tuple[ty.TypedProgram, GenericPremises]:
     program = Program("core", (), g.stmts)
     oracle = GenericPremises()
     checker = ty.Checker(program, oracle, dict(g.holes))  # type: ignore[arg-type]
@@ -422,7 +426,7 @@ def ok_stmt_generic_obligations() -> Iterator[Obligation]:
     """OK-Stmt inversion: ``x = e ok`` implies ``Γ(x) = type(e)``, at every rank."""
     for g in stmt_schemata():
         try:
-            typed, oracle = _typed(g)
+            typed, oracle = typed_stmts(g)
         except (TeilError, RankUndecided, z3.Z3Exception) as exc:
             yield Obligation(f"{g.label}: ok", (), z3.BoolVal(True),
                              lambda m, g=g, exc=exc: f"{g.label}: OK-Stmt rejected it: {exc}")
@@ -441,7 +445,7 @@ def st_stmt_generic_obligations(pad: Any = None) -> Iterator[Obligation]:
     for g in stmt_schemata():
         (stmt,) = g.stmts
         try:
-            typed, oracle = _typed(g)
+            typed, oracle = typed_stmts(g)
             interp = GenericInterpretation()
             mu = {x: Initial(x) for x in g.holes}
             sem = ev.Sem(typed, interp, mu, pad)
@@ -495,7 +499,7 @@ def st_seq_generic_obligations() -> Iterator[Obligation]:
     for n in range(ST_SEQ_LENGTH + 1):
         stmts = tuple(cycle[i % len(cycle)] for i in range(n))
         g = GenericStmt(f"{len(stmts)} statement(s), X Y H : T", stmts, holes)
-        typed, oracle = _typed(g)
+        typed, oracle = typed_stmts(g)
         mu = {x: Initial(x) for x in holes}
         final = ev.eval_prog(ev.Sem(typed, GenericInterpretation(), mu))
         composed: dict[str, Any] = mu

@@ -1,8 +1,10 @@
 """``make verify``: every lemma, every mutant, the example corpus; a table; one last line.
 
-Work is spread over the machine's cores with ``multiprocessing`` (spawned
-workers; Z3 objects do not pickle, so each worker *rebuilds* its lemma from
-the registry by name and sends back only the verdict).  Rule-derived lemmas
+Work is spread over the machine's cores with ``multiprocessing``: each task in
+a process forked from this one (:func:`forked`: Z3's search depends on the
+process's history, so a task must not inherit another's), which rebuilds its
+lemma from the registry by name (Z3 objects do not pickle) and sends back only
+the verdict.  Rule-derived lemmas
 (structural induction, induction on statements, corollaries) are concluded
 afterwards in this process by :class:`proofs.kernel.Book`.  The last line is
 exactly ``verified: L lemmas (A for all ranks), O obligations, mutants killed K/M, S s``; the
@@ -17,8 +19,10 @@ import multiprocessing as mp
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait
+from typing import Any
 
 from . import corpus, registry, toolchain
 from .kernel import (
@@ -184,13 +188,61 @@ class Progress:
 
 def execute(run: Run, todo: list[Task], jobs: int) -> None:
     progress = Progress(len(todo))
-    if jobs <= 1:
-        outcomes: Iterable[Done] = map(work, todo)
-        _collect(run, outcomes, progress)
+    if "fork" in mp.get_all_start_methods():
+        _collect(run, forked(todo, max(jobs, 1)), progress)
         return
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(processes=jobs) as pool:
+    # No fork (not Linux): one process, or a pool of spawned workers, each running many tasks.
+    if jobs <= 1:
+        _collect(run, map(work, todo), progress)
+        return
+    with mp.get_context("spawn").Pool(processes=jobs) as pool:
         _collect(run, pool.imap_unordered(work, todo, chunksize=1), progress)
+
+
+def forked(todo: Sequence[Task], jobs: int) -> Iterator[Done]:
+    """Each task in a process of its own, forked from this one, at most ``jobs`` at a time.
+
+    Z3's search depends on the state of the process it runs in, not only on the formula: the
+    same obligation, the same term in a fresh context, took 0.9M of rlimit after one history
+    and ran past 8M after another (a worker that had run other lemmas first).  A pool's worker
+    runs whichever tasks the scheduler hands it, so a verdict at the rlimit depended on timing.
+    Forked from this process, which has built no obligation, every task starts from the same
+    state: its outcome is a function of the task (and ``--jobs`` does not change it)."""
+    ctx = mp.get_context("fork")
+    pending = list(todo)
+    running: dict[Any, tuple[Any, Task]] = {}
+    while pending or running:
+        while pending and len(running) < jobs:
+            task = pending.pop(0)
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_child, args=(task, send), daemon=True)
+            proc.start()
+            send.close()
+            running[recv] = (proc, task)
+        for conn in wait(list(running)):
+            proc, task = running.pop(conn)
+            try:
+                done = conn.recv()
+            except EOFError:  # the child died without an answer (a crash, the OOM killer)
+                proc.join()
+                done = Done(task, error=f"the worker died (exit status {proc.exitcode})")
+            conn.close()
+            proc.join()
+            yield done
+
+
+def in_fresh_process(task: Task) -> Done:
+    """``work(task)`` in a newly spawned interpreter: what a test that decides a lemma near its
+    rlimit needs, since a test process has run Z3 on everything before it (see :func:`forked`)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as pool:
+        return pool.submit(work, task).result()
+
+
+def _child(task: Task, conn: Any) -> None:
+    conn.send(work(task))
+    conn.close()
 
 
 def _collect(run: Run, outcomes: Iterable[Done], progress: Progress) -> None:

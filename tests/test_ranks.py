@@ -388,9 +388,16 @@ def test_every_lemma_says_the_ranks_it_holds_for() -> None:
     # The type-safety chain rests on the rank-generic steps, so it holds for every rank ...
     for name in ("Lemma 4.1", "Lemma 4.3", "Theorem 4.4", "Theorem 4.6", "Lemma 5 (i)", "Corollary 3", "St-Seq"):
         assert cov[name] == EVERY_RANK, (name, cov[name])
-    # ... the padding invariant does not: Theorem 3* and what rests on it stay at ranks <= R.
-    for name in ("Theorem 3*", "Theorem 2*", "Pad-Red", "WD-Red", "Lemma 4.1 case T-Red"):
+    # ... and so does the padding chain, since Theorem 3's step, base and closure are rank-generic.
+    for name in ("Theorem 3* (all ranks)", "Theorem 2*", "Lemma 6 & 5 (ii)* (all ranks)"):
+        assert cov[name] == EVERY_RANK, (name, cov[name])
+    # The ranked lemmas stay what they are: instances at ranks <= R.
+    for name in ("Theorem 3*", "Pad-Red", "WD-Red", "Lemma 4.1 case T-Red"):
         assert cov[name] == "<= 6", (name, cov[name])
+    # A lemma that claims every rank for itself rests only on premises that hold for every rank.
+    for name, lem in known.items():
+        if lem.coverage == EVERY_RANK:
+            assert all(cov[p] in (EVERY_RANK, NO_RANK) for p in lem.premises), (name, lem.premises)
     assert cov["Sum-Fubini"] == NO_RANK and cov["Engines at ranks 7-10"] == "7..10"
     # A conclusion holds only where every premise does.
     mixed = Lemma("mixed", "-", "-", None, Rule.COROLLARY, premises=("Lemma 4.3", "Theorem 3*"))

@@ -401,6 +401,28 @@ def _at(arr: np.ndarray, k: Index, what: str, node: Expr) -> Any:
     return arr[idx] if idx else arr[()]
 
 
+def positionwise(f: Callable[[Any, Any], Any], p: Any, t: Any) -> Any:
+    """``(f(p[0], t[0]), f(p[1], t[1]), ...)``: of a tuple, or of a
+    :class:`~core_teil.semantics.sequences.Seq` at every rank (``Seq.zip_with``)."""
+    if isinstance(p, tuple):
+        return tuple(f(j, n) for j, n in zip(p, t, strict=True))
+    return p.zip_with(t, f)
+
+
+def guard_each(interp: Interpretation[I, V, M], p: Any, t: Any, v: V) -> V:
+    """``v`` guarded at every position in turn: 0 unless ``p[j] <= t[j]`` for every ``j``.
+
+    A multi-index of unknown length cannot be walked position by position; the guards are
+    then one guard on the whole of it (``interp.guard(p, t, v)``, the interpretation reading
+    ``p <= t`` position-wise), which is the same value: nested guards that all yield 0 are
+    one guard on the conjunction of their conditions."""
+    if not isinstance(p, tuple):
+        return interp.guard(p, t, v)
+    for j, n in zip(p, t, strict=True):
+        v = interp.guard(j, n, v)
+    return v
+
+
 def d_pad_var(interp: Interpretation[I, V, M], original: Callable[[Index], V], p: Index,
               t: tuple[I, ...]) -> V:
     """Report Fig. 13, rule d-pad-var: the padded store at ``p`` holds the original value inside the
@@ -409,11 +431,10 @@ def d_pad_var(interp: Interpretation[I, V, M], original: Callable[[Index], V], p
     ``original`` is read at ``min(p, t)`` and the padding is guarded away dimension by dimension
     (the padded ``expa``'s guard), so that an interpretation evaluating both branches (numpy on a
     grid) never reads outside the original.  :func:`initial_store` runs this on arrays, and the
-    padding proofs (``simulation.initial_obligation``, ``proofs/padding.py``) on Z3 terms."""
-    v = original(tuple(interp.clamp(j, n) for j, n in zip(p, t, strict=True)))
-    for j, n in zip(p, t, strict=True):
-        v = interp.guard(j, n, v)
-    return v
+    padding proofs (``simulation.initial_obligation``, ``proofs/padding.py``, and for every rank
+    ``proofs/pad_ranks.py``) on Z3 terms."""
+    v = original(positionwise(interp.clamp, p, t))
+    return guard_each(interp, p, t, v)
 
 
 def initial_store(typed: TypedProgram, interp: ArrayInterpretation, inputs: Mapping[str, Any],

@@ -127,7 +127,22 @@ class Seq:
         j = _position()
         return Seq(z3.Lambda([j], f(self.arr[j])), self.length, self.nonempty)
 
+    def zip_with(self, other: Seq | tuple, f: Any) -> Seq:
+        """``f(self[j], other[j])`` at every position (d-pad-var's ``min(p, t)``); ``other`` is
+        read at this sequence's positions, as ``zip(..., strict=True)`` pairs equal lengths."""
+        b = as_seq(other)
+        j = _position()
+        return Seq(z3.Lambda([j], f(self.arr[j], b.arr[j])), self.length, self.nonempty)
+
     # -- what the proofs say about one ------------------------------------------
+
+    def below(self, bounds: Seq | tuple) -> z3.BoolRef:
+        """``self[j] <= bounds[j]`` at every position, and the lengths agree: the condition of
+        d-pad-var's guards at every position at once (:func:`core_teil.semantics.eval.guard_each`)."""
+        b = as_seq(bounds)
+        j = _position()
+        return z3.And(self.length == b.length,
+                      z3.ForAll([j], z3.Implies(z3.And(j >= 0, j < self.length), self.arr[j] <= b.arr[j])))
 
     def equals(self, other: Seq) -> z3.BoolRef:
         """Same length, same element at every position (what ``t0 = t1`` means for shapes)."""
