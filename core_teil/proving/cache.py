@@ -12,8 +12,10 @@ Two kinds of entries, both content-addressed and both holding ``proved`` only:
 * a **kernel entry** is keyed by the program's canonical text (``prove.program_hash``), its
   parameters and pad, the same solver fields, and a fingerprint of the source files of the
   generator (``lang/``, ``semantics/``, ``proving/``): it lets an unchanged kernel skip even
-  generating its obligations (which costs as much as proving the small ones), and it is
-  served only if every obligation entry it names is present, valid and ``proved``.
+  generating its obligations (which costs as much as proving the small ones).  It is sealed
+  like any entry and holds its obligations' verdicts (its certificate) and keys, so it is served
+  on one read: if it is valid, every verdict in it says ``proved``, and every obligation entry it
+  names is still there (an entry the audit evicted takes the kernel entry out of service).
 
 What is never served: ``unknown`` (never stored: a later run with more rlimit may prove it,
 and an unknown must never become ``proved``) and ``refuted`` (never stored: a refutation is
