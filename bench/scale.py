@@ -171,7 +171,12 @@ def make_library(directory: Path, count: int, seed: int = 17) -> list[Path]:
 
 
 def prove_run(lib: Path, cache: Path, jobs: int) -> dict[str, Any]:
-    env = {**os.environ, "CORE_TEIL_CACHE_KEY": "bench-scale-" + "0" * 32}
+    env = {**os.environ, "CORE_TEIL_CACHE_KEY": "bench-scale-" + "0" * 32,
+           # with bytecode, as an installed package has it (pip compiles it): where
+           # PYTHONDONTWRITEBYTECODE is set, every run compiled core_teil's modules from source
+           # again, a tenth of a warm run; the first (cold) run writes it under build/
+           "PYTHONPYCACHEPREFIX": str(OUT / "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     p = subprocess.run([*CLI, "prove", str(lib), "--jobs", str(jobs), "--cache", str(cache), "--json"],

@@ -14,7 +14,7 @@ The public Python API of SPEC.md section 6::
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # Before the native extension loads libgomp, which reads this once.  Idle OpenMP threads
 # that spin (GNU's default) steal a core from numpy's BLAS threads between calls: mttkrp's
@@ -22,18 +22,72 @@ from typing import Any
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from .errors import TeilError, TeilInputError, TeilResourceError, TeilSyntaxError, TeilTypeError, TeilUnknown
-from .frontends import ops  # the operator language of paper 000, section 5 (issue 12)
-from .lang.lowering import lower
-from .lang.syntax import Program
-from .proving.equiv import equiv
-from .proving.prove import prove
-from .semantics.eval import evaluate
-from .teach.checked import CheckedProgram
-from .teach.partial import Derivations
-from .teach.teaching import install_reprs
-from .teach.trace import Trace
 
-install_reprs()
+
+def _reprs_on_first_use() -> None:
+    """Give ``Program``, ``TypedProgram`` and ``Derivation`` the teaching layer's reprs
+    (:func:`core_teil.teach.teaching.install_reprs`) when one of them is first shown, not at
+    import: the teaching modules are a tenth of what ``core-teil prove`` imports, and a warm
+    library run shows no program.  The first call of any of the methods installs them all."""
+    from .lang.syntax import Program
+    from .lang.typing import Derivation, TypedProgram
+
+    def stub(name: str) -> Any:
+        def first_use(self: Any, *args: Any) -> Any:
+            from .teach.teaching import install_reprs
+
+            install_reprs()  # replaces every stub, this one included
+            return getattr(self, name)(*args)
+
+        first_use.__name__ = name
+        return first_use
+
+    for cls in (Program, TypedProgram, Derivation):
+        for name in ("_repr_html_", "_repr_latex_", "__repr__"):
+            setattr(cls, name, stub(name))
+    Program.__str__ = stub("__str__")  # type: ignore[method-assign]
+
+
+_reprs_on_first_use()
+
+if TYPE_CHECKING:
+    from .lang.syntax import Program
+    from .teach.checked import CheckedProgram
+    from .teach.partial import Derivations
+    from .teach.trace import Trace
+
+#: The API's other names, imported on first use (PEP 562): ``import core_teil`` is what every
+#: command pays first, and these bring numpy, the prover, the equivalence checker and the
+#: operator language (a third of a warm ``core-teil prove`` of a library took their imports).
+_LAZY = {
+    "ops": ("core_teil.frontends.ops", None),  # the operator language of paper 000, section 5 (issue 12)
+    "lower": ("core_teil.lang.lowering", "lower"),
+    "Program": ("core_teil.lang.syntax", "Program"),
+    "equiv": ("core_teil.proving.equiv", "equiv"),
+    "prove": ("core_teil.proving.prove", "prove"),
+    "evaluate": ("core_teil.semantics.eval", "evaluate"),
+    "CheckedProgram": ("core_teil.teach.checked", "CheckedProgram"),
+    "Derivations": ("core_teil.teach.partial", "Derivations"),
+    "Trace": ("core_teil.teach.trace", "Trace"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module, attr = _LAZY[name]
+    value = importlib.import_module(module)
+    if attr is not None:
+        value = getattr(value, attr)
+    globals()[name] = value  # once: later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __version__ = "0.1.0"
 
@@ -66,6 +120,7 @@ def check(program: Program, params: dict[str, int] | None = None) -> CheckedProg
     ``params`` are integers >= 1 (:func:`core_teil.semantics.inputs.check_params`, as every entry point)."""
     from .lang.typing import check_program
     from .semantics.inputs import check_params
+    from .teach.checked import CheckedProgram
 
     return CheckedProgram(check_program(program, check_params(params, program)))
 
@@ -76,6 +131,7 @@ def derive(program: Program | CheckedProgram, params: dict[str, int] | None = No
     An ill-typed program is not an error here: ``.ok`` is False and each failing statement's
     derivation stops at the rule that fails, its premise marked (with Z3's counterexample for
     symbolic shapes); ``.error`` is what ``ct.check`` raises.  ``.latex()`` is the LaTeX document."""
+    from .teach.checked import CheckedProgram
     from .teach.partial import derive_program
 
     if isinstance(program, CheckedProgram):
@@ -92,6 +148,7 @@ def trace(program: Program | CheckedProgram, at: str, params: dict[str, int] | N
     With ``inputs`` the final term is also evaluated and compared with the reference engine; the
     parameters are then read off the inputs' shapes as ``ct.evaluate`` does."""
     from .semantics.inputs import check_params, infer_params
+    from .teach.checked import CheckedProgram
 
     if isinstance(program, CheckedProgram):
         if params:

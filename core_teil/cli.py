@@ -16,13 +16,15 @@ import sys
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import NO_SPAN, Span, TeilError, TeilInputError
-from .lang.syntax import Program
+
+if TYPE_CHECKING:  # imported where used: `core-teil prove` on a warm cache needs neither
+    import numpy as np
+
+    from .lang.syntax import Program
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_UNKNOWN, EXIT_INTERNAL = 0, 1, 2, 3, 70
 
@@ -63,10 +65,9 @@ _DIGITS = re.compile(r"[0-9]+")
 
 def parse_params(items: Sequence[str] | None) -> dict[str, int] | None:
     """``--param n=7`` (repeatable; ``n=7,m=3`` also accepted), checked by :func:`inputs.check_params`."""
-    from .semantics.inputs import check_params
-
     if not items:
         return None
+    from .semantics.inputs import check_params  # numpy: not for a run without --param
     out: dict[str, int] = {}
     for item in items:
         for part in item.split(","):
@@ -108,6 +109,8 @@ class Member:
         return len(self.shape)
 
     def load(self) -> np.ndarray:
+        import numpy as np
+
         try:
             with np.load(self.path, allow_pickle=False) as archive:
                 return np.asarray(archive[self.name])
@@ -134,6 +137,8 @@ def load_array_file(path: str, span: Span = NO_SPAN) -> dict[str, Member] | np.n
     Input files are untrusted (SPEC.md section 6): no pickle; an ``.npz`` member is
     decompressed only by :meth:`Member.load`, after its header has been checked.  ``span``
     (the ``input alloc`` line) is where an error points."""
+    import numpy as np
+
     try:
         with open(path, "rb") as fh:
             magic = fh.read(6)
@@ -152,6 +157,8 @@ def load_array_file(path: str, span: Span = NO_SPAN) -> dict[str, Member] | np.n
 
 def archive_members(path: str, span: Span = NO_SPAN) -> dict[str, Member]:
     """The arrays of an ``.npz`` by name, from their ``.npy`` headers (numpy.lib.format)."""
+    import numpy as np
+
     from .semantics.inputs import human_bytes, memory_budget
 
     budget = memory_budget()
@@ -269,6 +276,8 @@ def typed_with_inputs(args: argparse.Namespace,
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from .semantics.eval import evaluate
 
     typed, inputs, params = typed_with_inputs(args, complete=True)
@@ -289,6 +298,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def write_outputs(path: str, outputs: dict[str, np.ndarray]) -> None:
+    import numpy as np
+
     try:
         if path.endswith(".npy"):
             if len(outputs) != 1:
@@ -328,8 +339,6 @@ def cmd_fmt(args: argparse.Namespace) -> int:
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
-    from .proving.prove import prove
-
     if _is_library(args):
         return cmd_prove_library(args)
     args.file = args.paths[0]
@@ -347,6 +356,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
         for d in cache.stats.disagreements:
             print(f"cache: {d} (the entry was evicted; the solver's verdict stands)", file=sys.stderr)
     else:
+        from .proving.prove import prove
+
         report = prove(program, parse_params(args.param), args.pad, timeout=args.timeout,
                        solver=args.solver, smt2_dir=args.smt2_dir, source=source)
     if args.json:
@@ -442,7 +453,10 @@ def cmd_emit_c(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; ``only="prove"`` builds the top level and that command alone (what
+    :func:`main` does for ``core-teil prove ...``: the other commands' defaults and help import
+    the native engine, numpy and the teaching modules, a third of a warm library run)."""
     ap = argparse.ArgumentParser(prog="core-teil", description="Core-TeIL: check, prove, run and teach "
                                  "tensor kernels (Rink & Castrillon, ARRAY'19).")
     ap.add_argument("--version", action="version", version=f"core-teil {__version__}")
@@ -459,8 +473,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="fix a shape parameter (an integer >= 1); repeat it, or give several at once "
                             "as --param l=2,m=3,n=4")
 
-    p = command("check", cmd_check, "parse and type-check; print each allocation's shape")
-    params(p)
+    if only != "prove":
+        p = command("check", cmd_check, "parse and type-check; print each allocation's shape")
+        params(p)
     p = sub.add_parser("prove", help="generate and discharge every proof obligation",
                        description="generate and discharge every proof obligation; with several PATHs, "
                        "directories or globs, prove a kernel library in parallel through the proof cache")
@@ -482,6 +497,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the proof cache")
     p.add_argument("--cache-audit", action="store_true",
                    help="re-decide every cache entry that would be served; report those the solver contradicts")
+    if only == "prove":
+        return ap
     p = command("run", cmd_run, "evaluate; write the output allocations")
     params(p)
     p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")
@@ -616,12 +633,16 @@ def cmd_from_onnx(args: argparse.Namespace) -> int:
 
 
 def check_flags(args: argparse.Namespace) -> None:
-    """The values of ``--pad`` and ``--timeout``, by the checks the API makes, in the CLI's words."""
-    from .proving.prove import check_timeout
-    from .semantics.inputs import check_pad
+    """The values of ``--pad`` and ``--timeout``, by the checks the API makes, in the CLI's words
+    (imported only for a value to check: the checks' modules bring numpy and the prover)."""
+    if getattr(args, "pad", None) is not None:
+        from .semantics.inputs import check_pad
 
-    check_pad(getattr(args, "pad", None), cli=True)
-    check_timeout(getattr(args, "timeout", None), cli=True)
+        check_pad(args.pad, cli=True)
+    if getattr(args, "timeout", None) is not None:
+        from .proving.prove import check_timeout
+
+        check_timeout(args.timeout, cli=True)
 
 
 def default_engine() -> str:
@@ -635,7 +656,9 @@ def default_engine() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # `prove` is the command run over whole libraries, where start-up is most of a warm run
+    args = build_parser("prove" if argv[:1] == ["prove"] else None).parse_args(argv)
     try:
         check_flags(args)
         return int(args.func(args))

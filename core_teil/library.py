@@ -28,6 +28,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import stat
 import sys
 import threading
 import time
@@ -196,25 +197,64 @@ def _source_key(task: Task, cache: Any, source: str | None = None) -> str | None
     return cache.source_key(source, dict(task.params), task.pad, solver_fields(task.solver, task.timeout))
 
 
-def lookup(task: Task) -> KernelResult | None:
-    """The kernel's result from its cache entry (this process, no solver, no parser), or ``None``:
-    the kernel must be proved (or is bad input, which :func:`prove_one` reports)."""
-    cache = _cache_of(task)
-    if cache is None or task.audit:
+def lookup(task: Task, cache: Any = None) -> KernelResult | None:
+    """The kernel's result from its cache entry (this process: no solver, no parser, no pool),
+    or ``None``: the kernel must be proved (or is bad input, which :func:`prove_one` reports).
+    ``cache`` is a :class:`~core_teil.proving.cache.ProofCache` of ``task.cache`` that the
+    lookups of a run share."""
+    if task.cache is None or task.audit:
         return None
+    if cache is None:
+        cache = _cache_of(task)
     start = time.perf_counter()
+    rejected = cache.stats.rejected
+    source = None if task.path.lower().endswith(".onnx") else _text(task.path)
+    if source is None:  # a model (looked up once translated), or a file read_source refuses
+        return None
     try:
         from .proving.cache import solver_fields
 
-        key = _source_key(task, cache)
-        if key is None:
-            return None
-        report = cache.lookup_kernel(key, solver_fields(task.solver, task.timeout), task.path, task.timeout)
+        fields = solver_fields(task.solver, task.timeout)
+        key = cache.source_key(source, dict(task.params), task.pad, fields)
+        cert = cache.lookup_certificate(key, fields, task.path, task.timeout)
     except TeilError:
         return None
-    if report is None:
+    if cert is None:
         return None
-    return _from_report(task, report, cache, time.perf_counter() - start, kernel_cached=True)
+    # what _from_report makes of the report rebuilt from cert, without rebuilding it: every
+    # obligation proved, none by the solver, all from the cache
+    n = len(cert["obligations"])
+    return KernelResult(task.path, KernelStatus.PROVED, 0, time.perf_counter() - start, proved=n, solved=0,
+                        cached=n, kernel_cached=True, certificate=cert, rejected=cache.stats.rejected - rejected)
+
+
+def _text(path: str) -> str | None:
+    """The text :func:`core_teil.lang.parser.read_source` reads from ``path`` when it reads it
+    without an error, else ``None`` (the kernel then goes to :func:`prove_one`, whose reader says
+    what is wrong).  Read with ``os.read``: a file object per kernel was a tenth of a warm run."""
+    from .lang.parser import MAX_SOURCE_BYTES
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:
+            return None
+        data = os.read(fd, st.st_size + 1)
+        while len(data) <= MAX_SOURCE_BYTES and (more := os.read(fd, MAX_SOURCE_BYTES + 1 - len(data))):
+            data += more
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_SOURCE_BYTES:
+        return None
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        return None
 
 
 def prove_one(task: Task) -> KernelResult:
@@ -419,32 +459,44 @@ def run(paths: Sequence[str], *, jobs: int | None = None, params: dict[str, int]
         if progress is not None:
             progress(r)
 
-    if scheduler is None and jobs == 1:
-        for i, t in enumerate(tasks):
-            finish(i, prove_one(t))
+    if cache_dir is not None and not audit:
+        _look_up_first(cache_dir, tasks, finish)
+    todo = [(i, t) for i, t in enumerate(tasks) if i not in done]
+    if scheduler is not None:
+        where = f"dask {scheduler}"
+        _run_dask(scheduler, todo, finish)
+    elif jobs == 1:
         where = "1 process"
+        for i, t in todo:
+            finish(i, prove_one(t))
+    elif len(todo) <= IN_PROCESS:
+        # starting the pool (a forkserver that imports core_teil, then the workers) takes
+        # about a second; a few kernels left over by the cache take less here
+        left = f"{len(todo)} kernel{'' if len(todo) == 1 else 's'}"
+        where = f"{jobs} processes ({left} left after the cache: proved in this one)"
+        for i, t in todo:
+            finish(i, prove_one(t))
     else:
-        if cache_dir is not None and (Path(cache_dir) / "v1" / "kernels").is_dir():
-            for i, t in enumerate(tasks):  # an unchanged kernel needs no worker
-                hit = lookup(t)
-                if hit is not None:
-                    finish(i, hit)
-        todo = [(i, t) for i, t in enumerate(tasks) if i not in done]
-        if scheduler is not None:
-            where = f"dask {scheduler}"
-            _run_dask(scheduler, todo, finish)
-        elif len(todo) <= IN_PROCESS:
-            # starting the pool (a forkserver that imports core_teil, then the workers) takes
-            # about a second; a few kernels left over by the cache take less here
-            left = f"{len(todo)} kernel{'' if len(todo) == 1 else 's'}"
-            where = f"{jobs} processes ({left} left after the cache: proved in this one)"
-            for i, t in todo:
-                finish(i, prove_one(t))
-        else:
-            where = f"{jobs} processes"
-            _run_pool(min(jobs, len(todo)), todo, finish)
+        where = f"{jobs} processes"
+        _run_pool(min(jobs, len(todo)), todo, finish)
     results = tuple(done[i] for i in range(len(tasks)))
     return Summary(results, time.perf_counter() - start, jobs, where, cache_dir, solver)
+
+
+def _look_up_first(cache_dir: str, tasks: list[Task], finish: Callable[[int, KernelResult], None]) -> None:
+    """Serve every unchanged kernel from its kernel entry in this process, before any worker is
+    started (whatever ``jobs``): on a warm library the pool, the solver and the parser are then
+    not needed at all.  One :class:`~core_teil.proving.cache.ProofCache` for all the lookups; no
+    lookup at all without a kernel entry in the cache (a cold run)."""
+    from .proving.cache import FORMAT, ProofCache
+
+    if not os.path.isdir(os.path.join(cache_dir, f"v{FORMAT}", "kernels")):
+        return
+    cache = ProofCache(cache_dir)
+    for i, t in enumerate(tasks):
+        hit = lookup(t, cache)
+        if hit is not None:
+            finish(i, hit)
 
 
 def check_jobs(jobs: Any) -> int:

@@ -12,8 +12,10 @@ Two kinds of entries, both content-addressed and both holding ``proved`` only:
 * a **kernel entry** is keyed by the program's canonical text (``prove.program_hash``), its
   parameters and pad, the same solver fields, and a fingerprint of the source files of the
   generator (``lang/``, ``semantics/``, ``proving/``): it lets an unchanged kernel skip even
-  generating its obligations (which costs as much as proving the small ones), and it is
-  served only if every obligation entry it names is present, valid and ``proved``.
+  generating its obligations (which costs as much as proving the small ones).  It is sealed
+  like any entry and holds its obligations' verdicts (its certificate) and keys, so it is served
+  on one read: if it is valid, every verdict in it says ``proved``, and every obligation entry it
+  names is still there (an entry the audit evicted takes the kernel entry out of service).
 
 What is never served: ``unknown`` (never stored: a later run with more rlimit may prove it,
 and an unknown must never become ``proved``) and ``refuted`` (never stored: a refutation is
@@ -46,15 +48,17 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .report import ObligationResult, Report, Status
+if TYPE_CHECKING:  # imported where used: a warm library run serves certificates without them
+    from .report import ObligationResult, Report
 
 #: Bumped when the layout or the meaning of an entry changes: old entries are then not read.
 FORMAT = 1
@@ -154,15 +158,31 @@ def _read_entry(path: str) -> bytes | None:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
+    # os.read on the descriptor, sized by fstat: a file object per entry was a tenth of a warm
+    # run's lookups; the loop still stops at the limit if the file grows while it is read
+    chunks: list[bytes] = []
+    size = 0
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a directory
-            os.close(fd)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             return None
-        with os.fdopen(fd, "rb") as fh:
-            raw = fh.read(MAX_ENTRY_BYTES + 1)
+        want = min(st.st_size, MAX_ENTRY_BYTES) + 1
+        while size <= MAX_ENTRY_BYTES:
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            want = MAX_ENTRY_BYTES + 1 - size
     except OSError:
         return None
-    return raw if len(raw) <= MAX_ENTRY_BYTES else None
+    finally:
+        os.close(fd)
+    return b"".join(chunks) if size <= MAX_ENTRY_BYTES else None
+
+
+#: A key as :func:`_sha` makes it (the name of an entry's file).
+_KEY = re.compile("[0-9a-f]{64}")
 
 
 def _canonical(obj: Any) -> bytes:
@@ -347,6 +367,8 @@ class ProofCache:
                   decide: Callable[[], ObligationResult]) -> ObligationResult:
         """The verdict of one obligation: ``proved`` from a valid entry, else ``decide()``
         (and a ``proved`` verdict stored).  With ``audit`` every entry is re-decided."""
+        from .report import ObligationResult, Status
+
         key = self.obligation_key(text, len(ob.hypotheses), solver)
         self.recorded[number] = key
         payload = self.read("obligations", key)
@@ -379,8 +401,22 @@ class ProofCache:
     # -- kernels -----------------------------------------------------------------
 
     def lookup_kernel(self, key: str, solver: Solver, file: str, timeout: float | None) -> Report | None:
-        """The report of an unchanged, proved kernel, rebuilt from its entry; ``None`` unless the
-        entry and every obligation entry it names are valid and say ``proved``."""
+        """The report of an unchanged, proved kernel, rebuilt from its entry (:meth:`lookup_certificate`)."""
+        cert = self.lookup_certificate(key, solver, file, timeout)
+        return None if cert is None else report_from_json(cert, file, timeout)
+
+    def lookup_certificate(self, key: str, solver: Solver, file: str, timeout: float | None) -> dict[str, Any] | None:
+        """The certificate (``Report.to_json``) of an unchanged, proved kernel, for ``file`` and
+        ``timeout``; ``None`` unless the entry is valid, says ``proved`` for every obligation, and
+        every obligation entry it names is still there.
+
+        One authenticated read per kernel: the kernel entry is sealed like any other and binds its
+        obligations' verdicts (its certificate) and their keys, so re-reading and re-checking each
+        obligation entry would only re-establish what its checksum already says (it was a quarter of
+        a warm run: 4,871 reads for 1,019 kernels).  What the obligation entries still decide is
+        whether they are *there*: an entry the audit evicted (or a user deleted) takes every kernel
+        entry naming it out of service.  A present but damaged obligation entry does not: it can
+        only cost that obligation's own lookup, never make the kernel entry say more than it says."""
         payload = self.read("kernels", key)
         if payload is None:
             return None
@@ -389,34 +425,50 @@ class ProofCache:
             keys = payload["obligations"]
             ok = (cert["ok"] is True and payload["solver"] == solver.fields()
                   and len(keys) == len(cert["obligations"])
-                  and all(o["status"] == "proved" for o in cert["obligations"]))
-            if ok:
-                for k in keys:
-                    if k is None:
-                        continue  # an obligation decided without a solver (none is ever proved so)
-                    p = self.read("obligations", k)
-                    if p is None or p.get("status") != "proved" or {f: p.get(f) for f in solver.fields()} \
-                            != solver.fields():
-                        ok = False
-                        break
-            report = report_from_json(cert, file, timeout) if ok else None
-        except (KeyError, TypeError, ValueError):
-            report = None
-        if report is None:
+                  and all(o["status"] == "proved" for o in cert["obligations"])
+                  and all(k is None or self._present("obligations", k) for k in keys))
+            served = served_certificate(cert, file, timeout) if ok else None
+        except (KeyError, TypeError, ValueError, AttributeError):
+            served = None
+        if served is None:
             self.stats.rejected += 1
             return None
         self.stats.kernel_hits += 1
-        self.stats.hits += len(report.obligations)
-        return report
+        self.stats.hits += len(served["obligations"])
+        return served
+
+    def _present(self, kind: str, key: str) -> bool:
+        """Whether an entry of ``key`` is there as a regular file (``None`` keys, of obligations
+        decided without a solver, are never proved, so a kernel entry names none that is)."""
+        if not (isinstance(key, str) and _KEY.fullmatch(key)):
+            raise ValueError(f"not a key: {key!r}")  # a sealed entry names only keys; refuse it whole
+        try:
+            return stat.S_ISREG(os.stat(self._path(kind, key)).st_mode)
+        except OSError:
+            return False
 
     def store_kernel(self, key: str, report: Report, solver: Solver, obligation_keys: list[str | None]) -> None:
+        """Only a proved kernel's entry is written (module docstring: nothing else is served)."""
         if report.ok:
             self.write("kernels", key, {"report": report.to_json(), "obligations": obligation_keys,
                                         "solver": solver.fields()})
 
 
 def solver_fields(solver: str, timeout: float | None) -> Solver:
-    """The solver, its version as it reports it now, and the rlimit of ``timeout`` (``prove``'s)."""
+    """The solver, its version as it reports it now, and the rlimit of ``timeout`` (``prove``'s).
+
+    Once per process and arguments: a library run asks for every kernel, and the solver in a
+    process does not change under it (``typed``: ``True`` is no ``1``; an argument that cannot
+    be hashed is never valid, and goes to the checks that say why)."""
+    try:
+        hash((solver, timeout))
+    except TypeError:
+        return _solver_fields.__wrapped__(solver, timeout)
+    return _solver_fields(solver, timeout)
+
+
+@lru_cache(maxsize=16, typed=True)
+def _solver_fields(solver: str, timeout: float | None) -> Solver:
     import z3
 
     from .prove import rlimit_for
@@ -452,6 +504,8 @@ def prove_cached(program: Any, params: dict[str, int] | None = None, pad: int | 
 
 def report_from_json(cert: dict[str, Any], file: str, timeout: float | None) -> Report:
     """A proved kernel's :class:`Report` from its certificate (``Report.to_json``)."""
+    from .report import ObligationResult, Report, Status
+
     obs = tuple(ObligationResult(o["number"], o["name"], o["lemma"], o["statement"], o["source"],
                                  Status(o["status"]), float(o["seconds"]), None, o["reason"] or "",
                                  o["sha256"] or "", None, o["label"]) for o in cert["obligations"])
@@ -462,5 +516,25 @@ def report_from_json(cert: dict[str, Any], file: str, timeout: float | None) -> 
                   ("every obligation was proved by an earlier run (the proof cache); times are that run's",))
 
 
+def served_certificate(cert: dict[str, Any], file: str, timeout: float | None) -> dict[str, Any]:
+    """``report_from_json(cert, file, timeout).to_json()`` for a proved kernel's certificate,
+    computed on the dictionary: a warm library run serves a thousand certificates and rebuilding
+    each as a :class:`Report` to print it again was a fifth of the run (and needs the prover's
+    modules).  ``tests/test_cache_warm.py`` holds the two equal, field for field and in order."""
+    s = cert["solver"]
+    return {
+        "tool": "core-teil", "version": cert["version"], "file": file, "program_sha256": cert["program_sha256"],
+        "params": dict(cert["params"]), "symbolic": list(cert["symbolic"]), "pad": cert["pad"],
+        "solver": {"name": s["name"], "version": s["version"], "random_seed": 42, "rlimit": int(s["rlimit"]),
+                   "timeout_s": timeout},
+        "ok": True, "exit_code": 0, "seconds": round(float(cert["seconds"]), 6),
+        "obligations": [{"number": o["number"], "name": o["name"], "label": o["label"], "lemma": o["lemma"],
+                         "statement": o["statement"], "source": o["source"], "status": "proved",
+                         "seconds": round(float(o["seconds"]), 6), "sha256": o["sha256"] or None, "smt2": None,
+                         "reason": o["reason"] or None, "counterexample": None}
+                        for o in cert["obligations"]],
+    }
+
+
 __all__ = ["FORMAT", "ProofCache", "Solver", "Stats", "default_directory", "generator_fingerprint", "prove_cached",
-           "report_from_json", "script_body", "solver_fields"]
+           "report_from_json", "script_body", "served_certificate", "solver_fields"]
