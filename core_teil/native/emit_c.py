@@ -899,6 +899,12 @@ def transposed_copies(group: list[StmtIR], storages: Mapping[Version, Storage]) 
     return out
 
 
+def permuted(shape: tuple[Ext, ...], perm: tuple[int, ...]) -> tuple[Ext, ...]:
+    """The extents of a copy laid out in the order ``perm`` (a seam for the mutation tests: a
+    copy whose extents are not permuted with its index map is caught by the check)."""
+    return tuple(shape[j] for j in perm)
+
+
 def loads(st: StmtIR) -> Iterator[Load]:
     return (e for e in walk_value(st.value) if isinstance(e, Load))
 
@@ -1068,8 +1074,8 @@ class _Build:
                 if key not in copies:
                     x = src.alloc
                     tag = "t" + "_".join(str(j) for j in perm)
-                    cp = copies[key] = Storage(f"ct_w_{cname(x)}_{tag}", x, tuple(src.shape[j] for j in perm),
-                                               "work", tag, perm=perm)
+                    cp = copies[key] = Storage(f"ct_w_{cname(x)}_{tag}", x, permuted(src.shape, perm), "work",
+                                               tag, perm=perm)
                     slots[(x, tag)] = cp
                     em.where = f"transposed copy of {x}"
                     setup += em.copy(cp, src)
