@@ -42,7 +42,10 @@ engine shares the same values through its tables,
 sum accumulates into its target with the summation loop outside the innermost
 output loop (each element still sums ``m = 1..n`` in order, but the inner loop
 is independent across elements, so a compiler vectorises it without
-reassociating anything).  And consecutive statements are fused over their first
+reassociating anything); in a fused group with a short constant sum it is
+summed in a register inside the innermost loop instead (:func:`sums_inside`),
+and an input read there with a stride is read from a transposed copy made once
+per call (:func:`transposed_copies`).  And consecutive statements are fused over their first
 index (:func:`fuse`) when each reads what the others write only at its own
 first index, so that the lifted contractions of the paper's CFD kernel pass
 their intermediates through one element's block in cache (:func:`shrink`)
