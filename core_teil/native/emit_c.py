@@ -42,7 +42,10 @@ engine shares the same values through its tables,
 sum accumulates into its target with the summation loop outside the innermost
 output loop (each element still sums ``m = 1..n`` in order, but the inner loop
 is independent across elements, so a compiler vectorises it without
-reassociating anything).  And consecutive statements are fused over their first
+reassociating anything); in a fused group with a short constant sum it is
+summed in a register inside the innermost loop instead (:func:`sums_inside`),
+and an input read there with a stride is read from a transposed copy made once
+per call (:func:`transposed_copies`).  And consecutive statements are fused over their first
 index (:func:`fuse`) when each reads what the others write only at its own
 first index, so that the lifted contractions of the paper's CFD kernel pass
 their intermediates through one element's block in cache (:func:`shrink`)
@@ -304,6 +307,12 @@ class Storage:
     #: Holds one block of a fused group (:func:`shrink`): the allocation without its first
     #: dimension, addressed without the first index (which is the fused loop's).
     per_element: bool = False
+    #: The order of its dimensions in memory: dimension ``p`` of ``shape`` is the allocation's
+    #: dimension ``perm[p]`` (empty: the allocation's own order).  A private copy of a
+    #: batch-invariant input (:func:`transposed_copies`) is laid out so that the loop that
+    #: reads it runs along its last dimension; ``shape`` is always the order in memory, so
+    #: the check (:func:`check_accesses`) sees the index map as it is printed.
+    perm: tuple[int, ...] = ()
 
 
 #: C99's keywords, and the library names the emitted file uses: no TeIL name becomes one of these.
@@ -570,6 +579,8 @@ class Emitter:
         self.accesses: list[Access] = []
         self.padded: dict[Ext, str] = {}  # symbolic padded extents -> their C local
         self.uses_cdiv = False
+        #: reads served from a private copy of their storage (:func:`transposed_copies`), by id
+        self.redirect: dict[int, Storage] = {}
         self._acc = itertools.count(1)
         self.where = ""
 
@@ -602,6 +613,8 @@ class Emitter:
         """``storage[offset(index)]``, recorded for :func:`check_accesses`."""
         if storage.per_element:
             index = index[1:]
+        if storage.perm:
+            index = tuple(index[j] for j in storage.perm)
         strides = row_major(storage.shape)
         self.accesses.append(Access(storage, tuple(index), strides, write, self.where))
         if not index:
@@ -636,7 +649,7 @@ class Emitter:
 
     def value_c(self, v: Value, storages: Mapping[Version, Storage], accs: Mapping[int, str]) -> str:
         if isinstance(v, Load):
-            return self.access(storages[v.version], v.index)
+            return self.access(self.redirect.get(id(v), storages[v.version]), v.index)
         if isinstance(v, Sum):
             return accs[id(v)]
         if isinstance(v, Guard):
@@ -667,7 +680,8 @@ class Emitter:
         memo: dict[int, frozenset[LoopVar]] = {}
         value = st.value
         loops = st.domain[1:] if fused else st.domain
-        if isinstance(value, Sum) and loops and not any(isinstance(e, Sum) for e in walk_value(value.body)):
+        if isinstance(value, Sum) and loops and not any(isinstance(e, Sum) for e in walk_value(value.body)) \
+                and not sums_inside(value, fused):
             return [], self.accumulating(st, value, target, storages, loops)
         # each Σ is computed right inside the innermost loop its value depends on (or before
         # every loop): loop-invariant code motion, children before parents
@@ -731,6 +745,16 @@ class Emitter:
         lines.append(f"{pad}        {self.access(target, st.domain, True)} += {body};")
         for d in range(len(outer), 0, -1):
             lines.append("    " * d + "}")
+        return lines
+
+    def copy(self, target: Storage, source: Storage) -> list[str]:
+        """``target`` = ``source`` element by element, ``target`` laid out in its own order
+        (``perm``): a private transposed copy of an input (:func:`transposed_copies`)."""
+        domain = tuple(LoopVar(f"k{j}", e) for j, e in enumerate(source.shape, start=1))
+        lines = ["    " * d + self.loop(v) + " {" for d, v in enumerate(domain, start=1)]
+        lines.append("    " * (len(domain) + 1) +
+                     f"{self.access(target, domain, True)} = {self.access(source, domain)};")
+        lines += ["    " * d + "}" for d in range(len(domain), 0, -1)]
         return lines
 
     def fill(self, target: Storage, shape: tuple[Ext, ...], source: Storage | None) -> list[str]:
@@ -830,6 +854,58 @@ def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | No
     typed = check_program(program, params)
     stmts, initial, final = lower_to_ir(typed, pad)
     return _Build(typed, pad, name, header, report, stmts, initial, final, fuse).source()
+
+
+#: The longest ``Σ`` a fused statement sums inside its innermost loop (:func:`sums_inside`):
+#: GCC unrolls a loop of at most 16 iterations completely (``max-completely-peel-times``).
+MAX_SUM_INSIDE = 16
+
+
+def sums_inside(value: Sum, fused: bool) -> bool:
+    """Whether a statement ``x[k] = Σ_m body`` of a fused group computes each element's sum in
+    a local, with the ``m`` loop inside the innermost domain loop (``s = -0.0; for m: s += body;
+    x[k] = s``), rather than accumulating into ``x`` with ``m`` outside it
+    (:meth:`Emitter.accumulating`).  Both add ``m = 1..n`` in order from ``-0.0``.  For the
+    short sums of a fused group's blocks (interp, helm: ``n`` = 4..13) the local stays in a
+    register and the unrolled ``m`` loop is one vector expression per element run, where the
+    accumulating form loads and stores the target row once per ``m`` (measured 2.7-3.4x on
+    one block, docs/decisions.md); a long sum, or an unfused statement over large arrays
+    (matmul, bmm), keeps the accumulating form."""
+    n = value.var.bound
+    return fused and n.concrete and int(n.base) <= MAX_SUM_INSIDE  # type: ignore[arg-type]
+
+
+def transposed_copies(group: list[StmtIR], storages: Mapping[Version, Storage]) -> list[tuple[Load, tuple[int, ...]]]:
+    """Reads of a fused group that a private copy of their input serves better: a statement
+    that sums inside (:func:`sums_inside`) reads an input (a caller's array, the same for
+    every block: its index map does not contain the fused loop's variable) along the
+    innermost domain loop at another than its last dimension, so with a stride (interp's
+    ``A[k4, m]``).  The copy (made once per call) moves that dimension last, and the read
+    becomes unit-stride: the inner loop vectorises.  Returns each such read and the copy's
+    dimension order."""
+    if len(group) < 2:
+        return []
+    out: list[tuple[Load, tuple[int, ...]]] = []
+    for st in group:
+        value = st.value
+        if not isinstance(value, Sum) or len(st.domain) < 2 or not sums_inside(value, True) or \
+                any(isinstance(e, Sum) for e in walk_value(value.body)):
+            continue
+        first, inner = st.domain[0], st.domain[-1]
+        for ld in loads(st):
+            s = storages[ld.version]
+            if s.role != "input" or s.per_element or s.perm or any(ix is first for ix in ld.index):
+                continue
+            at = [p for p, ix in enumerate(ld.index) if ix is inner]
+            if len(at) == 1 and at[0] != len(ld.index) - 1:
+                out.append((ld, tuple(p for p in range(len(ld.index)) if p != at[0]) + (at[0],)))
+    return out
+
+
+def permuted(shape: tuple[Ext, ...], perm: tuple[int, ...]) -> tuple[Ext, ...]:
+    """The extents of a copy laid out in the order ``perm`` (a seam for the mutation tests: a
+    copy whose extents are not permuted with its index map is caught by the check)."""
+    return tuple(shape[j] for j in perm)
 
 
 def loads(st: StmtIR) -> Iterator[Load]:
@@ -993,6 +1069,20 @@ class _Build:
                 for v, st_ in list(storages.items()):
                     if st_ == old_slot:
                         storages[v] = small
+        copies: dict[tuple[str, tuple[int, ...]], Storage] = {}
+        for group in groups:
+            for ld, perm in transposed_copies(group, storages):
+                src = storages[ld.version]
+                key = (src.cname, perm)
+                if key not in copies:
+                    x = src.alloc
+                    tag = "t" + "_".join(str(j) for j in perm)
+                    cp = copies[key] = Storage(f"ct_w_{cname(x)}_{tag}", x, permuted(src.shape, perm), "work",
+                                               tag, perm=perm)
+                    slots[(x, tag)] = cp
+                    em.where = f"transposed copy of {x}"
+                    setup += em.copy(cp, src)
+                em.redirect[id(ld)] = copies[key]
         body: list[str] = []
         for group in groups:
             fused = len(group) > 1
