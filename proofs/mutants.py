@@ -149,9 +149,10 @@ def st_stmt_padding_one(stmt: Stmt, sem: Sem) -> Any:
     return sem.interp.update(sem.store, stmt.target, k, v, bounds)
 
 
-def st_stmt_padding_one_from_position_11(stmt: Stmt, sem: Sem) -> Any:
-    """Padded St-Stmt writes 1 where position 11 of ``k`` is in the padding: wrong only from
-    rank 12 on, beyond the ranked proofs (<= 6) and the engines' ranks 7-10."""
+def st_stmt_padding_one_from_position_11(stmt: Stmt, sem: Sem, put: Any = None) -> Any:
+    """Padded St-Stmt writes 1 (or ``put``) where position 11 of ``k`` is in the padding: wrong
+    only from rank 12 on, beyond the ranked proofs (<= 6) and the engines' ranks 7-10."""
+    put = sym.val(1) if put is None else put
     gamma = sem.typed.gamma[stmt.target]
     bounds = sem.bounds(gamma)
     k = sem.interp.domain(bounds, stmt)
@@ -159,10 +160,15 @@ def st_stmt_padding_one_from_position_11(stmt: Stmt, sem: Sem) -> Any:
     if sem.pad is not None:
         t = replace(sem, pad=None).bounds(gamma)  # the unpadded extents
         if isinstance(k, Seq):
-            v = z3.If(z3.And(k.length > 11, k.arr[11] > as_seq(t).arr[11]), sym.val(1), v)
+            v = z3.If(z3.And(k.length > 11, k.arr[11] > as_seq(t).arr[11]), put, v)
         elif len(k) > 11:
-            v = z3.If(k[11] > t[11], sym.val(1), v)
+            v = z3.If(k[11] > t[11], put, v)
     return sem.interp.update(sem.store, stmt.target, k, v, bounds)
+
+
+def st_stmt_padding_undef_from_position_11(stmt: Stmt, sem: Sem) -> Any:
+    """• into the padding from rank 12 on: (b) allows it, only claim (c) sees it (review rT3)."""
+    return st_stmt_padding_one_from_position_11(stmt, sem, sym.UNDEF)
 
 
 def eval_prog_reversed(sem: Sem) -> Any:
@@ -780,6 +786,25 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant("st-stmt-padding-one-from-position-12", "v = If(k[11] > Γ(x)[11], 1, v) under padding", "eval.st_stmt",
            ((ev, "st_stmt", st_stmt_padding_one_from_position_11),), ("Theorem 3 (step, all ranks)",),
            "a statement writes 1 into the padding from rank 12 on: only the step for every rank sees it"),
+    Mutant("st-stmt-padding-undef-from-position-12", "v = If(k[11] > Γ(x)[11], •, v) under padding",
+           "eval.st_stmt", ((ev, "st_stmt", st_stmt_padding_undef_from_position_11),),
+           ("Theorem 3 (step, all ranks)",), "• in the padding where the unpadded value is not •: claim (c) of "
+           "the step for every rank alone (review rT3)"),
+    Mutant("seq-guard-undef", "If(j.below(d), v, • if isinstance(j, Seq) else 0)", "ranks.GenericInterpretation.guard",
+           _edit(ranks.GenericInterpretation.guard, "v, sym.ZERO)",
+                 "v, sym.UNDEF if isinstance(j, Seq) else sym.ZERO)"),
+           ("Theorem 3* (all ranks)",), "the padded initial store holds • in its padding at every rank: claim "
+           "(c) of the base (review rT3)"),
+    Mutant("hole-a-on-padded-type", "Inv (a) assumed of a hole on ⌈t⌉", "pad_ranks.hole_hypotheses",
+           _edit(pad_ranks.hole_hypotheses, 'out["a"].append(a)',
+                 'out["a"].append(z3.Implies(indices.within(rd.index, T), P.at(rd.index) == U.at(rd.index)))'),
+           ("Inv closes (all ranks)",), "the steps assume padded = unpadded on the padding too (review rT3)"),
+    Mutant("hole-c-any-probe", "Inv (c) assumed for any probe", "pad_ranks.hole_hypotheses",
+           _edit(pad_ranks.hole_hypotheses,
+                 'out["c"] += [omega_form(rd.index, probe, t, T, P, U, indices) for probe in probes]',
+                 'out["c"] += [z3.Implies(sym.Value.is_undef(P.at(rd.index)), sym.Value.is_undef(U.at(probe))) '
+                 'for probe in probes]'),
+           ("Inv closes (all ranks)",), "the steps assume • spreads to every probe, in Ω(k) or not (review rT3)"),
     Mutant("hole-b-zero-only", "P.at(q) == 0 in the padding  # not 0 or •", "pad_ranks.hole_hypotheses",
            _edit(pad_ranks.hole_hypotheses, 'out["b"].append(b)',
                  'out["b"].append(z3.Implies(indices.in_padding(rd.index, t, T), P.at(rd.index) == sym.ZERO))'),
