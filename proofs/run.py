@@ -209,6 +209,9 @@ def forked(todo: Sequence[Task], jobs: int) -> Iterator[Done]:
     Forked from this process, which has built no obligation, every task starts from the same
     state: its outcome is a function of the task (and ``--jobs`` does not change it)."""
     ctx = mp.get_context("fork")
+    # What every task imports is imported once, here: a child would import (and build the
+    # catalogue of) proofs.mutants again for each task, 7000 page faults each.
+    from . import mutants, wrong  # noqa: F401
     pending = list(todo)
     running: dict[Any, tuple[Any, Task]] = {}
     while pending or running:
