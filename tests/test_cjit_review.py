@@ -6,7 +6,8 @@ damaged entry beside a whole one, the ``MIN_WORK`` boundary, the guard on emit-c
 shapes, ``out=`` arrays written in place, chunks of the batch dimension (one per thread,
 never empty), the refusal reason of an unusable cache directory, optional inputs left
 out, the engine's proof reused as emit-c's certificate, and the sign of zero.
-The ``xfail(strict=True)`` test records a bug of the current code (see its reason).
+Two tests recorded bugs of cjit as strict xfails (a relative CORE_TEIL_CJIT_DIR, a compiler that
+writes nothing); both are fixed.
 """
 
 from __future__ import annotations
@@ -142,10 +143,6 @@ def test_an_unusable_cache_directory_is_a_refusal_naming_it(small, monkeypatch, 
     assert np.array_equal(kernel(**x)["v"], ct.evaluate(p, x, {"E": 2, "n": 3})["v"])
 
 
-@pytest.mark.xfail(strict=True, reason="r15c: a relative CORE_TEIL_CJIT_DIR without a slash ('.') makes the "
-                   "library path a bare file name, which dlopen looks up on the library path, not in the "
-                   "current directory: the C is compiled but never loaded (fix: cache_directory() returns "
-                   "Path(given).expanduser().absolute())")
 def test_a_relative_cache_directory_is_used(small, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(cjit.ENV_DIR, ".")
@@ -340,10 +337,6 @@ def test_the_c_keeps_nan_and_inf_where_the_reference_does(small):
         assert same_doubles(got[name], w), (name, got[name])
 
 
-@pytest.mark.xfail(strict=True, reason="r15c: a compiler that exits 0 without writing the library is reported as "
-                   "'<cache dir>: [Errno 2] No such file or directory: <deleted build dir>/kernel.so', blaming the "
-                   "cache; fix: compile_entry raises CJitUnavailable(f'{cc[0]} wrote no library') when kernel.so "
-                   "is missing after a zero exit status")
 def test_a_compiler_that_writes_nothing_is_named_in_the_reason(small, monkeypatch, tmp_path):
     fake = tmp_path / "quietcc"
     fake.write_text("#!/bin/sh\nexit 0\n")

@@ -89,7 +89,9 @@ def enabled() -> bool:
 def cache_directory() -> Path:
     given = os.environ.get(ENV_DIR)
     if given:
-        return Path(given)
+        # absolute: dlopen searches its library path for a bare file name, not the working
+        # directory, so CORE_TEIL_CJIT_DIR=. compiled libraries it never loaded (review r15c)
+        return Path(given).expanduser().absolute()
     from ..proving.cache import default_directory
 
     return default_directory() / "cjit"
@@ -182,6 +184,8 @@ def compile_entry(directory: Path, key: str, c_text: str, h_text: str, header: s
         if done.returncode != 0:
             first = next((ln for ln in done.stderr.splitlines() if "error" in ln), done.stderr.strip()[:200])
             raise CJitUnavailable(f"{cc[0]} failed: {first}")
+        if not (Path(tmp) / "kernel.so").is_file():
+            raise CJitUnavailable(f"{cc[0]} exited 0 but wrote no library")
         data = (Path(tmp) / "kernel.so").read_bytes()
         digest = hashlib.sha256(data).hexdigest()
         final = directory / f"{key}.{digest}.so"
