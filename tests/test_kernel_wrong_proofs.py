@@ -15,7 +15,7 @@ import z3
 
 from proofs import kernel, mutants, registry, wrong
 from proofs.kernel import Lemma, Obligation, Status, check_lemma
-from proofs.run import Task, killed, work
+from proofs.run import Task, in_fresh_process, killed, work
 
 WRONG_TARGETED = [m for m in mutants.CATALOGUE if any(t.startswith(wrong.PREFIX) for t in m.targets)]
 ISSUE_14 = [m for m in mutants.CATALOGUE if m.issue]
@@ -51,7 +51,10 @@ def test_a_wrong_rule_accepts_a_wrong_proof(mutant: mutants.Mutant) -> None:
 
 @pytest.mark.parametrize("mutant", ISSUE_14, ids=lambda m: m.name)
 def test_each_survivor_of_issue_14_is_killed_by_its_check(mutant: mutants.Mutant) -> None:
-    results = [work(Task("mutant", mutant.name, target)) for target in mutant.targets]
+    # A rank-generic lemma is decided in a fresh interpreter, as make verify decides it: near
+    # the rlimit, Z3's answer depends on what this process has run before (proofs.run.forked).
+    results = [in_fresh_process(task) if "(all ranks)" in target else work(task)
+               for target in mutant.targets for task in [Task("mutant", mutant.name, target)]]
     assert not [d.error for d in results if d.error]
     assert any(d.result is not None and killed(d.result) for d in results), \
         [(d.task.lemma, d.result and d.result.status) for d in results]
