@@ -228,7 +228,19 @@ def _as_a_proof(p: dict[str, Any]) -> None:
     del p["refutation"]
 
 
+def _all_proved_still_a_refutation(p: dict[str, Any]) -> None:
+    # every verdict proved, each naming the proved obligation's entry (which is there), ok and the
+    # exit code left as they were: only the refutation's own checks stand between it and "proved"
+    cert = _refutation(p)
+    present = next(k for k, o in zip(p["obligations"], cert["obligations"], strict=True) if o["status"] == "proved")
+    for o in cert["obligations"]:
+        o["status"], o["counterexample"] = "proved", None
+    p["obligations"] = [present] * len(cert["obligations"])
+    _set_cert(p, cert)
+
+
 POISONS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "every verdict proved, still a refutation": _all_proved_still_a_refutation,
     "verdict flipped to proved": _edit_cert(lambda c: _refuted(c).update(status="proved", counterexample=None)),
     "verdict flipped, counterexample kept": _edit_cert(lambda c: _refuted(c).update(status="proved")),
     "counterexample removed": _edit_cert(lambda c: _refuted(c).update(counterexample=None)),
