@@ -14,6 +14,8 @@ The public Python API of SPEC.md section 6::
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 # Before the native extension loads libgomp, which reads this once.  Idle OpenMP threads
@@ -28,9 +30,11 @@ def _reprs_on_first_use() -> None:
     """Give ``Program``, ``TypedProgram`` and ``Derivation`` the teaching layer's reprs
     (:func:`core_teil.teach.teaching.install_reprs`) when one of them is first shown, not at
     import: the teaching modules are a tenth of what ``core-teil prove`` imports, and a warm
-    library run shows no program.  The first call of any of the methods installs them all."""
+    library run shows no program.  The first call of any of the methods installs them all.
+    ``TypedProgram`` and ``Derivation`` get theirs when ``core_teil.lang.typing`` is imported
+    (:class:`_AfterImport`), not by importing it here: it imports Z3 (``lang.shapes``), which
+    a warm library run does not otherwise need."""
     from .lang.syntax import Program
-    from .lang.typing import Derivation, TypedProgram
 
     def stub(name: str) -> Any:
         def first_use(self: Any, *args: Any) -> Any:
@@ -42,10 +46,50 @@ def _reprs_on_first_use() -> None:
         first_use.__name__ = name
         return first_use
 
-    for cls in (Program, TypedProgram, Derivation):
-        for name in ("_repr_html_", "_repr_latex_", "__repr__"):
-            setattr(cls, name, stub(name))
+    def stub_all(*classes: type) -> None:
+        for cls in classes:
+            for name in ("_repr_html_", "_repr_latex_", "__repr__"):
+                setattr(cls, name, stub(name))
+
+    stub_all(Program)
     Program.__str__ = stub("__str__")  # type: ignore[method-assign]
+    # install_reprs imports lang.typing (teach.teaching does) before it replaces these stubs
+    _AfterImport.install(f"{__name__}.lang.typing", lambda typing: stub_all(typing.TypedProgram, typing.Derivation))
+
+
+class _AfterImport:
+    """A finder (``sys.meta_path``) that finds nothing itself: when module ``name`` is imported
+    it lets the other finders find it and calls ``then(module)`` once the module has run."""
+
+    def __init__(self, name: str, then: Callable[[Any], None]) -> None:
+        self.name, self.then = name, then
+
+    @classmethod
+    def install(cls, name: str, then: Callable[[Any], None]) -> None:
+        if name in sys.modules:
+            then(sys.modules[name])
+        else:
+            sys.meta_path.insert(0, cls(name, then))
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None) if finder is not self else None
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                break
+        else:
+            return None
+        sys.meta_path.remove(self)  # once: a module runs once
+        run, then = spec.loader.exec_module, self.then
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            then(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
 
 
 _reprs_on_first_use()

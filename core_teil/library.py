@@ -216,16 +216,21 @@ def lookup(task: Task, cache: Any = None) -> KernelResult | None:
 
         fields = solver_fields(task.solver, task.timeout)
         key = cache.source_key(source, dict(task.params), task.pad, fields)
-        cert = cache.lookup_certificate(key, fields, task.path, task.timeout)
+        served = cache.lookup_served(key, fields, task.path, task.timeout)
     except TeilError:
         return None
-    if cert is None:
+    if served is None:
         return None
-    # what _from_report makes of the report rebuilt from cert, without rebuilding it: every
-    # obligation proved, none by the solver, all from the cache
+    # what _from_report makes of the report rebuilt from the entry, without rebuilding it (that
+    # needs the prover's modules): every obligation from the cache, none decided by the solver,
+    # and a refutation's text as its run printed it
+    cert = served.certificate
     n = len(cert["obligations"])
-    return KernelResult(task.path, KernelStatus.PROVED, 0, time.perf_counter() - start, proved=n, solved=0,
-                        cached=n, kernel_cached=True, certificate=cert, rejected=cache.stats.rejected - rejected)
+    refuted = sum(o["status"] == "refuted" for o in cert["obligations"])
+    status, code = (KernelStatus.REFUTED, 1) if refuted else (KernelStatus.PROVED, 0)
+    return KernelResult(task.path, status, code, time.perf_counter() - start, proved=n - refuted, refuted=refuted,
+                        solved=0, cached=n, kernel_cached=True, certificate=cert, text=served.text,
+                        rejected=cache.stats.rejected - rejected)
 
 
 def _text(path: str) -> str | None:

@@ -88,6 +88,7 @@ def test_a_warm_library_run_starts_no_worker_and_imports_no_other_command(tmp_pa
 def test_jobs_1_looks_every_kernel_up_before_proving_any(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lib = library(tmp_path, axpy=AXPY, bad=BAD)
     batch.run([str(lib)], jobs=1, cache=tmp_path / "cache")
+    (lib / "bad.teil").write_text(BAD + "# changed: no entry\n")
     order: list[str] = []
     real_lookup, real_prove = batch.lookup, batch.prove_one
     monkeypatch.setattr(batch, "lookup", lambda t, *a: order.append("lookup " + Path(t.path).name)

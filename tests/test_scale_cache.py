@@ -271,13 +271,15 @@ def test_concurrent_writers_never_leave_a_torn_entry(tmp_path) -> None:
     assert not list((tmp_path / "cache").rglob("*.tmp"))  # no temporary file left behind
 
 
-def test_a_refuted_kernel_is_rederived_with_its_counterexample(tmp_path, solver_calls) -> None:
+def test_a_refuted_kernel_is_served_with_its_counterexample(tmp_path, solver_calls) -> None:
+    # a decided refutation is cached as one (tests/test_cache_refuted.py): served as its run printed it
     lib = write(tmp_path / "lib", bad=BAD)
-    batch.run([str(lib)], jobs=1, cache=tmp_path / "cache")
+    (cold,) = batch.run([str(lib)], jobs=1, cache=tmp_path / "cache").results
     solver_calls.clear()
     again = batch.run([str(lib)], jobs=1, cache=tmp_path / "cache")
     (r,) = again.results
-    assert r.status is KernelStatus.REFUTED and "Example:" in r.text and solver_calls
+    assert r.status is KernelStatus.REFUTED and "Example:" in r.text and not solver_calls
+    assert (r.text, r.certificate, r.exit_code, r.kernel_cached) == (cold.text, cold.certificate, 1, True)
 
 
 def test_another_generator_misses_the_kernel_entries_but_not_the_obligations(tmp_path, monkeypatch) -> None:

@@ -205,7 +205,7 @@ def script_body(text: str) -> str:
 #: The modules of ``proving/`` that turn a program into obligations, verdicts and the report;
 #: with every module of ``lang/`` (the parser: a kernel entry may be keyed by the file's bytes)
 #: and ``semantics/``.  Not ``library``, ``cache``, ``equiv*``: they decide no kernel's verdict.
-GENERATOR = ("obligations", "simulation", "prove", "smtlib", "report", "counterexample", "replay")
+GENERATOR = ("obligations", "simulation", "prove", "limits", "smtlib", "report", "counterexample", "replay")
 
 
 @lru_cache(maxsize=1)
@@ -401,14 +401,27 @@ class ProofCache:
     # -- kernels -----------------------------------------------------------------
 
     def lookup_kernel(self, key: str, solver: Solver, file: str, timeout: float | None) -> Report | None:
-        """The report of an unchanged, proved kernel, rebuilt from its entry (:meth:`lookup_certificate`)."""
-        cert = self.lookup_certificate(key, solver, file, timeout)
-        return None if cert is None else report_from_json(cert, file, timeout)
+        """The report of an unchanged, decided kernel, rebuilt from its entry (:meth:`lookup_served`)."""
+        served = self.lookup_served(key, solver, file, timeout)
+        return None if served is None else report_from_json(served.certificate, file, timeout, served.excerpts)
 
     def lookup_certificate(self, key: str, solver: Solver, file: str, timeout: float | None) -> dict[str, Any] | None:
-        """The certificate (``Report.to_json``) of an unchanged, proved kernel, for ``file`` and
-        ``timeout``; ``None`` unless the entry is valid, says ``proved`` for every obligation, and
-        every obligation entry it names is still there.
+        """The certificate (``Report.to_json``) of :meth:`lookup_served`, or ``None``."""
+        served = self.lookup_served(key, solver, file, timeout)
+        return None if served is None else served.certificate
+
+    def lookup_served(self, key: str, solver: Solver, file: str, timeout: float | None) -> Served | None:
+        """An unchanged kernel's certificate for ``file`` and ``timeout``, as its cold run printed
+        it; ``None`` unless the entry is valid and is either
+
+        * a proof: every verdict in it says ``proved``, or
+        * a refutation (:func:`decided_refutation`): every verdict says ``proved`` or ``refuted``,
+          at least one ``refuted``, each refuted one with its counterexample, and it was printed
+          for this ``file`` and ``timeout`` (its counterexamples quote the file by name, its
+          heading the timeout: for another name it is a miss, and the kernel is proved again),
+
+        and every obligation entry a ``proved`` verdict in it names is still there.  A served
+        entry can say ``proved`` only where each of its obligations' verdicts does.
 
         One authenticated read per kernel: the kernel entry is sealed like any other and binds its
         obligations' verdicts (its certificate) and their keys, so re-reading and re-checking each
@@ -421,25 +434,42 @@ class ProofCache:
         if payload is None:
             return None
         try:
-            cert = payload["report"]
+            refutation = payload.get("refutation")
+            if refutation is not None and (refutation["file"] != file or refutation["timeout"] != timeout):
+                return None  # printed for another name or timeout: proved again, not refused
+            # a refutation's certificate is kept as the text its run wrote: the entry's canonical
+            # form sorts every dictionary, and a counterexample's are in the order it shows them
+            cert = payload["report"] if refutation is None else json.loads(refutation["certificate"])
             keys = payload["obligations"]
-            ok = (cert["ok"] is True and payload["solver"] == solver.fields()
-                  and len(keys) == len(cert["obligations"])
-                  and all(o["status"] == "proved" for o in cert["obligations"])
-                  and all(k is None or self._present("obligations", k) for k in keys))
-            served = served_certificate(cert, file, timeout) if ok else None
+            obs = cert["obligations"]
+            ok = (set(payload) == {"report" if refutation is None else "refutation", "obligations", "solver"}
+                  and payload["solver"] == solver.fields() and len(keys) == len(obs))
+            if refutation is None:  # a proof
+                ok = ok and cert["ok"] is True and all(o["status"] == "proved" for o in obs)
+            else:
+                excerpts = refutation["excerpts"]
+                ok = ok and decided_refutation(cert) and isinstance(refutation["text"], str) \
+                    and isinstance(excerpts, list) and len(excerpts) == len(obs) \
+                    and all(e is None or isinstance(e, str) for e in excerpts)
+            ok = ok and all(k is None or self._present("obligations", k)
+                            for k, o in zip(keys, obs, strict=True) if o["status"] == "proved")
+            served = None
+            if ok and refutation is None:
+                served = Served(served_certificate(cert, file, timeout))
+            elif ok:
+                served = Served(served_refutation(cert, file, timeout), refutation["text"], tuple(excerpts))
         except (KeyError, TypeError, ValueError, AttributeError):
             served = None
         if served is None:
             self.stats.rejected += 1
             return None
         self.stats.kernel_hits += 1
-        self.stats.hits += len(served["obligations"])
+        self.stats.hits += len(served.certificate["obligations"])
         return served
 
     def _present(self, kind: str, key: str) -> bool:
         """Whether an entry of ``key`` is there as a regular file (``None`` keys, of obligations
-        decided without a solver, are never proved, so a kernel entry names none that is)."""
+        decided without a solver, are never stored, so a kernel entry names none that is)."""
         if not (isinstance(key, str) and _KEY.fullmatch(key)):
             raise ValueError(f"not a key: {key!r}")  # a sealed entry names only keys; refuse it whole
         try:
@@ -448,10 +478,51 @@ class ProofCache:
             return False
 
     def store_kernel(self, key: str, report: Report, solver: Solver, obligation_keys: list[str | None]) -> None:
-        """Only a proved kernel's entry is written (module docstring: nothing else is served)."""
+        """A decided kernel's entry: a proof, or a refutation with the text its run printed
+        (module docstring).  A kernel with an ``unknown`` verdict is never stored."""
+        from .report import Status
+
+        payload = {"report": report.to_json(), "obligations": obligation_keys, "solver": solver.fields()}
         if report.ok:
-            self.write("kernels", key, {"report": report.to_json(), "obligations": obligation_keys,
-                                        "solver": solver.fields()})
+            self.write("kernels", key, payload)
+            return
+        if report.count(Status.UNKNOWN) or any(o.status is Status.REFUTED and o.counterexample is None
+                                               for o in report.obligations):
+            return
+        excerpts = [o.counterexample.excerpt if o.counterexample is not None else None for o in report.obligations]
+        refutation = {"certificate": json.dumps(payload.pop("report")), "file": report.file,
+                      "timeout": report.timeout, "text": report.render(), "excerpts": excerpts}
+        self.write("kernels", key, {**payload, "refutation": refutation})
+
+
+@dataclass(frozen=True)
+class Served:
+    """What a kernel entry serves: the certificate (``Report.to_json``) and, for a refutation, the
+    text its run printed (``Report.render``) and each obligation's counterexample excerpt (the
+    source lines it quotes, which ``to_json`` leaves out) to rebuild its report from."""
+
+    certificate: dict[str, Any]
+    text: str = ""
+    excerpts: tuple[str | None, ...] = ()
+
+
+#: The fields of a counterexample in a certificate (``Counterexample.to_json``).
+COUNTEREXAMPLE_FIELDS = ("obligation", "lemma", "statement", "location", "params", "at", "index", "what", "values",
+                         "confirmation")
+
+
+def decided_refutation(cert: dict[str, Any]) -> bool:
+    """Whether ``cert`` is a refuted kernel's certificate with every obligation decided: ``ok``
+    false and exit code 1, every verdict ``proved`` or ``refuted`` and at least one ``refuted``,
+    a counterexample (with its fields) for each refuted one and none for a proved one."""
+    obs = cert["obligations"]
+    statuses = [o["status"] for o in obs]
+    return (cert["ok"] is False and cert["exit_code"] == 1 and "refuted" in statuses
+            and all(s in ("proved", "refuted") for s in statuses)
+            and all(o["counterexample"] is None if o["status"] == "proved"
+                    else isinstance(o["counterexample"], dict)
+                    and set(o["counterexample"]) == set(COUNTEREXAMPLE_FIELDS)
+                    for o in obs))
 
 
 def solver_fields(solver: str, timeout: float | None) -> Solver:
@@ -469,12 +540,75 @@ def solver_fields(solver: str, timeout: float | None) -> Solver:
 
 @lru_cache(maxsize=16, typed=True)
 def _solver_fields(solver: str, timeout: float | None) -> Solver:
+    from .limits import rlimit_for
+
+    if solver == "z3":
+        version = z3_version()
+    else:
+        from .smtlib import cvc5_version
+
+        version = cvc5_version()
+    return Solver(solver, version, rlimit_for(timeout))
+
+
+def z3_version() -> str:
+    """``z3.get_version_string()`` (major.minor.build, what the obligations' keys and the
+    certificates carry), read without importing Z3 where that is faithful
+    (:func:`_z3_wheel_version`): the import was a fifth of a warm library run, which decides
+    nothing.  Both ways give the same string (``tests/test_cache_refuted.py``)."""
+    wheel = _z3_wheel_version()
+    if wheel is not None:
+        return wheel
     import z3
 
-    from .prove import rlimit_for
-    from .smtlib import cvc5_version
+    return z3.get_version_string()
 
-    return Solver(solver, z3.get_version_string() if solver == "z3" else cvc5_version(), rlimit_for(timeout))
+
+def _z3_wheel_version() -> str | None:
+    """The version (major.minor.build: the wheel's is major.minor.build.revision, and Z3 reports
+    the first three) of the ``z3-solver`` wheel that ``import z3`` would load, or ``None`` unless
+    that is surely the library Z3 would run: the ``z3`` package found is the wheel's (its
+    ``RECORD`` names ``z3/__init__.py``), the wheel's libraries are there with the sizes it
+    installed them with, and none of the places ``z3core`` searches before the wheel's ``lib/``
+    (the current directory, the package's own directory, or ``builtins.Z3_LIB_DIRS`` instead of
+    them all) holds a library of those names.  Read by hand: ``importlib.metadata`` costs more
+    to import than Z3 does."""
+    import builtins
+    import importlib.util
+
+    if hasattr(builtins, "Z3_LIB_DIRS"):
+        return None
+    try:
+        spec = importlib.util.find_spec("z3")
+        if spec is None or spec.origin is None or not spec.origin.endswith("__init__.py"):
+            return None
+        package = os.path.dirname(os.path.realpath(spec.origin))
+        site = os.path.dirname(package)
+        infos = [d for d in os.listdir(site) if d.startswith("z3_solver-") and d.endswith(".dist-info")]
+        if len(infos) != 1:
+            return None
+        info = os.path.join(site, infos[0])
+        with open(os.path.join(info, "RECORD"), encoding="utf-8") as fh:
+            record = {path: size for path, _, size in (line.rstrip("\n").rsplit(",", 2) for line in fh if line.strip())}
+        libs = {path: size for path, size in record.items() if path.startswith("z3/lib/libz3.")}
+        if "z3/__init__.py" not in record or not libs:
+            return None
+        for path, size in libs.items():
+            if os.stat(os.path.join(site, path)).st_size != int(size):
+                return None
+        for name in {os.path.basename(p) for p in libs}:
+            if any(os.path.exists(os.path.join(d, name)) for d in (os.path.realpath("."), package)):
+                return None
+        with open(os.path.join(info, "METADATA"), encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("Version:"):
+                    parts = line.removeprefix("Version:").strip().split(".")
+                    return ".".join(parts[:3]) if len(parts) >= 3 and all(p.isdigit() for p in parts[:3]) else None
+                if not line.strip():
+                    break  # the end of the headers
+    except (OSError, ValueError, ImportError):
+        return None
+    return None
 
 
 def prove_cached(program: Any, params: dict[str, int] | None = None, pad: int | None = None, *,
@@ -502,18 +636,52 @@ def prove_cached(program: Any, params: dict[str, int] | None = None, pad: int | 
     return report
 
 
-def report_from_json(cert: dict[str, Any], file: str, timeout: float | None) -> Report:
-    """A proved kernel's :class:`Report` from its certificate (``Report.to_json``)."""
+def report_from_json(cert: dict[str, Any], file: str, timeout: float | None,
+                     excerpts: tuple[str | None, ...] = ()) -> Report:
+    """A decided kernel's :class:`Report` from its certificate (``Report.to_json``): a proof, or
+    a refutation with its counterexamples' ``excerpts`` (:class:`Served`)."""
+    from .counterexample import Counterexample
     from .report import ObligationResult, Report, Status
 
+    def counterexample(i: int, cex: dict[str, Any] | None) -> Counterexample | None:
+        if cex is None:
+            return None
+        return Counterexample(**{k: cex[k] for k in COUNTEREXAMPLE_FIELDS}, excerpt=excerpts[i] or "")
+
     obs = tuple(ObligationResult(o["number"], o["name"], o["lemma"], o["statement"], o["source"],
-                                 Status(o["status"]), float(o["seconds"]), None, o["reason"] or "",
-                                 o["sha256"] or "", None, o["label"]) for o in cert["obligations"])
+                                 Status(o["status"]), float(o["seconds"]), counterexample(i, o["counterexample"]),
+                                 o["reason"] or "", o["sha256"] or "", None, o["label"])
+                for i, o in enumerate(cert["obligations"]))
     s = cert["solver"]
+    how = "proved" if all(o.status is Status.PROVED for o in obs) else "decided"
     return Report(file, cert["program_sha256"], dict(cert["params"]), tuple(cert["symbolic"]), cert["pad"],
                   s["name"], s["version"], cert["version"], int(s["rlimit"]), timeout, obs,
                   float(cert["seconds"]),
-                  ("every obligation was proved by an earlier run (the proof cache); times are that run's",))
+                  (f"every obligation was {how} by an earlier run (the proof cache); times are that run's",))
+
+
+def served_refutation(cert: dict[str, Any], file: str, timeout: float | None) -> dict[str, Any]:
+    """A refuted kernel's certificate as its run printed it for ``file`` and ``timeout`` (those
+    of the entry: :meth:`ProofCache.lookup_served`), rebuilt field by field as ``Report.to_json``
+    writes it once :func:`decided_refutation` holds (no script: a run that writes them is never
+    served)."""
+    s = cert["solver"]
+    return {
+        "tool": "core-teil", "version": cert["version"], "file": file,
+        "program_sha256": cert["program_sha256"], "params": dict(cert["params"]), "symbolic": list(cert["symbolic"]),
+        "pad": cert["pad"],
+        "solver": {"name": s["name"], "version": s["version"], "random_seed": 42, "rlimit": int(s["rlimit"]),
+                   "timeout_s": timeout},
+        "ok": False, "exit_code": 1, "seconds": round(float(cert["seconds"]), 6),
+        "obligations": [{"number": o["number"], "name": o["name"], "label": o["label"], "lemma": o["lemma"],
+                         "statement": o["statement"], "source": o["source"],
+                         "status": "proved" if o["status"] == "proved" else "refuted",
+                         "seconds": round(float(o["seconds"]), 6), "sha256": o["sha256"] or None, "smt2": None,
+                         "reason": o["reason"] or None,
+                         "counterexample": None if o["counterexample"] is None else
+                         {k: o["counterexample"][k] for k in COUNTEREXAMPLE_FIELDS}}
+                        for o in cert["obligations"]],
+    }
 
 
 def served_certificate(cert: dict[str, Any], file: str, timeout: float | None) -> dict[str, Any]:
@@ -536,5 +704,6 @@ def served_certificate(cert: dict[str, Any], file: str, timeout: float | None) -
     }
 
 
-__all__ = ["FORMAT", "ProofCache", "Solver", "Stats", "default_directory", "generator_fingerprint", "prove_cached",
-           "report_from_json", "script_body", "served_certificate", "solver_fields"]
+__all__ = ["FORMAT", "ProofCache", "Served", "Solver", "Stats", "decided_refutation", "default_directory",
+           "generator_fingerprint", "prove_cached", "report_from_json", "script_body", "served_certificate",
+           "served_refutation", "solver_fields", "z3_version"]

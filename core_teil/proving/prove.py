@@ -19,7 +19,6 @@ check as an upper bound.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import time
 from collections.abc import Sequence
@@ -32,44 +31,14 @@ from ..errors import TeilInputError
 from ..lang.syntax import Program
 from ..semantics.inputs import check_pad, check_params
 from .counterexample import explain, shrink
+from .limits import RLIMIT, RLIMIT_PER_SECOND, Z3_UINT_MAX, check_timeout, rlimit_for  # re-exported (limits.py)
 from .obligations import Obligation, generate
 from .replay import Witness
 from .report import ObligationResult, Report, Status
 from .smtlib import check_cvc5, cvc5_version, digest, script, write
 
 SEED = 42
-#: Default per-check resource limit: the examples' hardest obligation needs under 1 % of it.
-RLIMIT = 50_000_000
-RLIMIT_PER_SECOND = 5_000_000
 SOLVERS = ("z3", "cvc5")
-
-
-#: Z3 reads ``rlimit`` and ``timeout`` (ms) as unsigned 32-bit numbers, and 0 as *no limit*:
-#: every limit is kept within 1 .. 2^32 - 1.
-Z3_UINT_MAX = 2**32 - 1
-
-
-def check_timeout(timeout: Any, cli: bool = False) -> float | None:
-    """``timeout`` (seconds per obligation): ``None``, or a finite number > 0.
-
-    ``inf`` overflowed ``int(timeout * RLIMIT_PER_SECOND)`` (exit 70), and ``1e-9`` made rlimit
-    0, which Z3 reads as unlimited (issue 11)."""
-    if timeout is None:
-        return None
-    ok = isinstance(timeout, int | float) and not isinstance(timeout, bool) and math.isfinite(timeout) \
-        and timeout > 0
-    if not ok:
-        shown = f"--timeout {timeout}" if cli else f"timeout={timeout!r}"
-        raise TeilInputError(f"{shown}: expected a finite number of seconds > 0")
-    return float(timeout)
-
-
-def rlimit_for(timeout: float | None) -> int:
-    """The resource limit of one check: :data:`RLIMIT`, or ``timeout`` seconds' worth (at least 1)."""
-    timeout = check_timeout(timeout)
-    if timeout is None:
-        return RLIMIT
-    return min(Z3_UINT_MAX, max(1, int(timeout * RLIMIT_PER_SECOND)))
 
 
 def z3_solver(rlimit: int, timeout: float | None, ctx: z3.Context | None = None) -> z3.Solver:
@@ -316,4 +285,4 @@ def _unknown_reason(reason: str, rlimit: int) -> str:
     return reason or "the solver answered unknown"
 
 
-__all__ = ["RLIMIT", "RLIMIT_PER_SECOND", "Report", "Status", "prove"]
+__all__ = ["RLIMIT", "RLIMIT_PER_SECOND", "Z3_UINT_MAX", "Report", "Status", "check_timeout", "prove", "rlimit_for"]
