@@ -57,7 +57,8 @@ def test_each_survivor_of_issue_14_is_killed_by_its_check(mutant: mutants.Mutant
                for target in mutant.targets for task in [Task("mutant", mutant.name, target)]]
     assert not [d.error for d in results if d.error]
     assert any(d.result is not None and killed(d.result) for d in results), \
-        [(d.task.lemma, d.result and d.result.status) for d in results]
+        [(d.task.lemma, d.result and (d.result.status, d.result.failed, d.result.counterexample, d.result.rlimit))
+         for d in results]
 
 
 def test_every_wrong_proof_has_a_witness_mutant() -> None:
