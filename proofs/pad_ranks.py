@@ -404,7 +404,7 @@ class Runs:
                              [simplify(h) for h in (*hyps, *sigma.definitions, *from_holes)], simplify(z3.Not(claim)),
                              lambda m, part=part: f"{self.label}: {part} fails (rank "
                              f"{m.eval(t.length, model_completion=True)})", prefer=(t.length <= 8,), uses=laws,
-                             case=self.case, rlimit=hints.rlimit * RLIMIT)
+                             case=self.case, rlimit=hints.rlimit * RLIMIT, search=(t.length <= 16,))
 
 
 def pad_generic_obligations(g: Generic) -> Iterator[Obligation]:
@@ -501,7 +501,7 @@ def thm3_base_generic_obligations() -> Iterator[Obligation]:
                                              SeqIndices(witness)), strict=True):
         yield Obligation(f"{g.label}: {part} (all ranks)", [simplify(h) for h in hyps], simplify(z3.Not(claim)),
                          lambda m, part=part: f"μ_pad: {part} fails (rank {m.eval(t.length, model_completion=True)})",
-                         prefer=(t.length <= 8,))
+                         prefer=(t.length <= 8,), search=(t.length <= 16,))
 
 
 def closure_generic_obligations() -> Iterator[Obligation]:
