@@ -148,12 +148,11 @@ ev.rT3_beyond = rT3_beyond
 """
 
 
-@pytest.mark.xfail(strict=True, reason="rT3: the base for every rank leaves (c) unknown when the padding holds • "
-                   "exactly where the original, read beyond its domain, is •")
 def test_an_initial_store_copying_undef_from_beyond_the_original_from_rank_12_is_refuted() -> None:
     """d-pad-var putting • in the padding where the original read at ``p`` itself (not clamped) is •,
     from rank 12 on: (c) fails (the unpadded value on Ω(k) need not be •); the ranked base cannot
-    see it, and the base for every rank answers unknown."""
+    see it.  The base for every rank answered unknown until its claims searched rank <= 16 for a
+    counterexample (Obligation.search)."""
     r = decide("Theorem 3* (all ranks)", [(
         "core_teil.semantics.eval", "d_pad_var", "return guard_each(interp, p, t, v)",
         "return rT3_beyond(p, original, guard_each(interp, p, t, v))")], _UNDEF_WHERE_BEYOND_IS_UNDEF)
