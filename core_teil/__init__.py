@@ -82,14 +82,30 @@ class _AfterImport:
         else:
             return None
         sys.meta_path.remove(self)  # once: a module runs once
-        run, then = spec.loader.exec_module, self.then
-
-        def exec_module(module: Any) -> None:
-            run(module)
-            then(module)
-
-        spec.loader.exec_module = exec_module
+        # A loader of its own: patching the found one would run ``then`` after every module a
+        # shared loader (zipimport's, one per zip directory) loads later (review r17r).
+        spec.loader = _ThenLoader(spec.loader, self.then)
         return spec
+
+
+class _ThenLoader:
+    """``loader``, then ``then(module)`` once the module has run; the module keeps ``loader``."""
+
+    def __init__(self, loader: Any, then: Callable[[Any], None]) -> None:
+        self.loader, self.then = loader, then
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        module.__loader__ = self.loader
+        if getattr(module, "__spec__", None) is not None:
+            module.__spec__.loader = self.loader
+        self.loader.exec_module(module)
+        self.then(module)
+
+    def __getattr__(self, name: str) -> Any:  # get_source, get_resource_reader, ...
+        return getattr(self.loader, name)
 
 
 _reprs_on_first_use()

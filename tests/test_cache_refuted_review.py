@@ -2,7 +2,7 @@
 package's import hook (h17x: fd39f43, 33f3e1c, 845f74e, 1151fa0).
 
 Each test names the mutant it kills (applied alone, the test fails; without it, it passes), or is
-an ``xfail(strict=True)`` for a bug of the current code, with the fix in its reason.
+one test that was a strict xfail for a bug of _AfterImport (a shared loader patched), now fixed.
 """
 
 from __future__ import annotations
@@ -69,16 +69,6 @@ def test_the_hook_is_not_installed_for_a_module_already_imported() -> None:
     assert seen == [typing_module] and sys.meta_path == before
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "r17r: _AfterImport.find_spec sets exec_module on spec.loader, the loader object itself; a loader "
-    "shared by many modules (zipimport's zipimporter, one per directory of a zip; PyInstaller's frozen "
-    "importer) then runs then() after every later module it loads, and `import core_teil.lang.typing` "
-    "from a zip fails with AttributeError: module 'core_teil.lang.printer' has no attribute "
-    "'TypedProgram' (it worked before fd39f43).  Fix: give the spec its own loader, e.g. "
-    "spec.loader = a small Loader that delegates create_module/exec_module (and get_source etc.) to the "
-    "original and calls then(module) after exec_module, restoring module.__loader__ and "
-    "module.__spec__.loader to the original afterwards; or call then() only for the module whose name "
-    "is self.name (`if module.__name__ == name`) and restore the loader's own exec_module at once."))
 def test_the_package_imported_from_a_zip_still_types_a_program(tmp_path: Path) -> None:
     archive = tmp_path / "core_teil.zip"
     root = _package_dir()

@@ -1,8 +1,8 @@
 """A proof cache on disk, keyed by what was proved (issue 17, item 2).
 
-Two kinds of entries, both content-addressed and both holding ``proved`` only:
+Two kinds of entries, both content-addressed:
 
-* an **obligation entry** is keyed by the SHA-256 of the obligation's exported SMT-LIB2
+* an **obligation entry** (``proved`` only) is keyed by the SHA-256 of the obligation's exported SMT-LIB2
   script (:func:`core_teil.proving.smtlib.script` without its comment lines, so renaming a
   file changes nothing), the number of its hypotheses (the vacuity check decides those
   alone), the solver's name and the version it reports at run time, the ``rlimit`` and the
@@ -14,14 +14,17 @@ Two kinds of entries, both content-addressed and both holding ``proved`` only:
   generator (``lang/``, ``semantics/``, ``proving/``): it lets an unchanged kernel skip even
   generating its obligations (which costs as much as proving the small ones).  It is sealed
   like any entry and holds its obligations' verdicts (its certificate) and keys, so it is served
-  on one read: if it is valid, every verdict in it says ``proved``, and every obligation entry it
-  names is still there (an entry the audit evicted takes the kernel entry out of service).
+  on one read.  A **proof** is served if it is valid, every verdict in it says ``proved``, and
+  every obligation entry it names is still there (an entry the audit evicted takes the kernel
+  entry out of service).  A **refutation** (every verdict proved or refuted, at least one
+  refuted, each with its counterexample) is stored with the text its run printed and served as
+  exactly that certificate, exit code 1, for the same file name and timeout; its ``proved``
+  verdicts too must name obligation entries that are there, which no refuted obligation has,
+  so a refutation relabelled as a proof is refused.
 
 What is never served: ``unknown`` (never stored: a later run with more rlimit may prove it,
-and an unknown must never become ``proved``) and ``refuted`` (never stored: a refutation is
-re-derived by the solver on every run, so its counterexample comes from a fresh model,
-shrunk and replayed in the reference engine as always -- a refuted kernel is one about to be
-fixed, and re-deriving costs what proving it costs).
+and an unknown must never become ``proved``), nor a kernel entry with an unknown among its
+verdicts.
 
 What the cache trusts: the holders of its key.  Every entry carries a checksum, an
 HMAC-SHA256 under a secret key over its kind, key and payload, and its payload repeats the
