@@ -110,6 +110,30 @@ def same_arrays(values, tuple shapes) -> bool:
     return k == n
 
 
+cdef double _largest(const double *p, Py_ssize_t n) noexcept nogil:
+    # four independent maxima, branch-free (a comparison with NaN is false, so NaN is skipped)
+    cdef double m = 0.0, v
+    cdef double m1 = 0.0, m2 = 0.0, m3 = 0.0, w, x, y
+    cdef Py_ssize_t i = 0
+    while i + 4 <= n:
+        v = fabs(p[i])
+        w = fabs(p[i + 1])
+        x = fabs(p[i + 2])
+        y = fabs(p[i + 3])
+        m = v if v > m else m
+        m1 = w if w > m1 else m1
+        m2 = x if x > m2 else m2
+        m3 = y if y > m3 else m3
+        i += 4
+    while i < n:
+        v = fabs(p[i])
+        m = v if v > m else m
+        i += 1
+    m = m1 if m1 > m else m
+    m = m2 if m2 > m else m
+    return m3 if m3 > m else m
+
+
 def largest_abs(cnp.ndarray a) -> float:
     """``max |v|`` over the values of a C-contiguous float64 array that are not NaN, 0 when
     there are none (``engine.largest_size``, the overflow guard's measure of an input; one
@@ -117,29 +141,27 @@ def largest_abs(cnp.ndarray a) -> float:
     if cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(a):
         raise ValueError("largest_abs needs a C-contiguous float64 array")
     cdef const double *p = <const double *> cnp.PyArray_DATA(a)
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(a), i
-    cdef double m = 0.0, v
-    cdef double m1 = 0.0, m2 = 0.0, m3 = 0.0, w, x, y
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(a)
+    cdef double m
     with nogil:
-        # four independent maxima, branch-free (a comparison with NaN is false, so NaN is skipped)
-        i = 0
-        while i + 4 <= n:
-            v = fabs(p[i])
-            w = fabs(p[i + 1])
-            x = fabs(p[i + 2])
-            y = fabs(p[i + 3])
-            m = v if v > m else m
-            m1 = w if w > m1 else m1
-            m2 = x if x > m2 else m2
-            m3 = y if y > m3 else m3
-            i += 4
-        while i < n:
-            v = fabs(p[i])
-            m = v if v > m else m
-            i += 1
-    m = m1 if m1 > m else m
-    m = m2 if m2 > m else m
-    return m3 if m3 > m else m
+        m = _largest(p, n)
+    return m
+
+
+def magnitude(object a) -> float:
+    """``max(1, max |v|)`` over the values of ``a`` that are not NaN, when ``a`` is a
+    C-contiguous float64 array in native byte order: the overflow guard's factor for one input
+    (``engine.Kernel._run_fast``); ``-1.0`` for anything else, which the caller measures itself.
+    One call instead of the checks ``engine.largest_size`` makes in Python (issue 15: repeated
+    small calls)."""
+    if not cnp.PyArray_Check(a):
+        return -1.0
+    cdef cnp.ndarray arr = <cnp.ndarray> a
+    if (cnp.PyArray_TYPE(arr) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(arr)
+            or not cnp.PyArray_ISNOTSWAPPED(arr)):
+        return -1.0
+    cdef double m = _largest(<const double *> cnp.PyArray_DATA(arr), cnp.PyArray_SIZE(arr))
+    return m if m > 1.0 else 1.0
 
 
 def run(const int64_t[:, ::1] ops_i, const double[::1] ops_f, const int64_t[:, ::1] slots_i,

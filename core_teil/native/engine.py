@@ -565,15 +565,16 @@ class Kernel:
     def _run_fast(self, c: Compiled, f: Fast, arrays: dict[str, np.ndarray],
                   targets: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """:meth:`_run` for a plan with a :class:`Fast` (same guard, same calls, same results)."""
-        largest: dict[str, float] = {}
+        big: dict[str, float] = {}
         for terms in f.guards:
             total = 0.0
             for scale, names in terms:
                 for n in names:
-                    m = largest.get(n)
+                    m = big.get(n)
                     if m is None:
-                        m = largest[n] = largest_size(arrays[n])
-                    scale *= max(1.0, m)
+                        m = _native.magnitude(arrays[n])  # max(1, max |v|), or -1: measure it here
+                        m = big[n] = m if m >= 0.0 else max(1.0, largest_size(arrays[n]))
+                    scale *= m
                 total += scale
             if not total <= OVERFLOW_BOUND:
                 raise _Reordered
