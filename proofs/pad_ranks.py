@@ -22,14 +22,14 @@ the ranked proof by :func:`proofs.sums.facts`.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import z3
 
 from core_teil.errors import TeilError
-from core_teil.lang.syntax import Expr, Var
+from core_teil.lang.syntax import Var
 from core_teil.semantics import eval as ev
 from core_teil.semantics import symbolic as sym
 from core_teil.semantics.sequences import RankUndecided, Seq, as_seq
@@ -103,16 +103,11 @@ class PadInterpretation(GenericInterpretation):
         self.path.append(self.at.within(as_seq(bounds)))
         return self.at
 
-    def sum(self, n: Any, body: Callable[[Any], z3.ExprRef], node: Expr) -> z3.ExprRef:
-        m = z3.Int(f"m!{self.tag}{next(self.names)}")
-        self.path.append(z3.And(m >= 1, m <= n))
-        try:
-            v = body(m)
-        finally:
-            self.path.pop()
-        term = sym.SUM(z3.Lambda([m], v), n)
-        self.sums.append(SumRecord(m, v, term))
-        return term
+    def summation_variable(self) -> z3.ArithRef:
+        return z3.Int(f"m!{self.tag}{next(self.names)}")
+
+    def summed(self, m: z3.ArithRef, body: z3.ExprRef, term: z3.ExprRef) -> None:
+        self.sums.append(SumRecord(m, body, term))
 
 
 def rho(k: Seq, t: Seq, c: Seq) -> Seq:

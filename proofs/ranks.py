@@ -146,13 +146,21 @@ class GenericInterpretation:
         return sym.arith(op, a, b)  # type: ignore[arg-type]
 
     def sum(self, n: Any, body: Callable[[Any], z3.ExprRef], node: Expr) -> z3.ExprRef:
-        m = z3.Int(f"m!{next(_fresh)}")
+        m = self.summation_variable()
         self.path.append(z3.And(m >= 1, m <= n))
         try:
             v = body(m)
         finally:
             self.path.pop()
-        return sym.SUM(z3.Lambda([m], v), n)
+        term = sym.SUM(z3.Lambda([m], v), n)
+        self.summed(m, v, term)
+        return term
+
+    def summation_variable(self) -> z3.ArithRef:
+        return z3.Int(f"m!{next(_fresh)}")
+
+    def summed(self, m: z3.ArithRef, body: z3.ExprRef, term: z3.ExprRef) -> None:
+        """Told of every Σ built (its variable, body and term); a subclass records them."""
 
     def guard(self, j: Any, d: Any, v: z3.ExprRef) -> z3.ExprRef:
         # A whole multi-index (eval.guard_each on a Seq): every position at once.

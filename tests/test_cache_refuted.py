@@ -33,20 +33,7 @@ from core_teil.proving import limits
 from core_teil.proving import prove as prove_module
 from core_teil.proving.cache import ProofCache, solver_fields
 from core_teil.proving.report import Status
-
-AXPY = "param n\ninput alloc a : []\ninput alloc x : [n]\ninput alloc y : [n]\noutput alloc z : [n]\n" \
-       "z = add (mul a x) y\n"
-# ill-typed (paper 000 Fig. 3a): typing-stmt1 refuted (by the solver, with a replayed model), the others proved
-BAD = "lang full\nparam m, n, h\ninput alloc A : [m, h]\ninput alloc B : [h, n]\noutput alloc C : [m, n]\n" \
-      "C = red 1 (diag 1 3 (prod A B))\n"
-KEY = "k" * 64
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    monkeypatch.setenv("CORE_TEIL_CACHE_KEY", KEY)
+from tests.cache_kit import AXPY, BAD, KEY, private_cache  # noqa: F401 -- private_cache is autouse
 
 
 @pytest.fixture

@@ -31,24 +31,13 @@ from core_teil.proving.cache import ProofCache, _canonical, prove_cached, secret
 from core_teil.proving.obligations import generate
 from core_teil.proving.report import Status
 from core_teil.proving.smtlib import script
+from tests.cache_kit import AXPY, BAD, KEY, private_cache  # noqa: F401 -- private_cache is autouse
 
-AXPY = "param n\ninput alloc a : []\ninput alloc x : [n]\ninput alloc y : [n]\noutput alloc z : [n]\n" \
-       "z = add (mul a x) y\n"
-# ill-typed (paper 000 Fig. 3a): its obligation typing-stmt1 is refuted
-BAD = "lang full\nparam m, n, h\ninput alloc A : [m, h]\ninput alloc B : [h, n]\noutput alloc C : [m, n]\n" \
-      "C = red 1 (diag 1 3 (prod A B))\n"
 # T-Elem needs k = 3: proved with --param k=3, refuted for every k
 SQUARE_ONLY = "param k\ninput alloc A : [k]\ninput alloc B : [3]\noutput alloc C : [k]\nC = add A B\n"
 MATMUL = "lang full\nparam l, m, n\ninput alloc A : [l, m]\ninput alloc B : [m, n]\noutput alloc C : [l, n]\n" \
          "C = red 2 (diag 2 3 (prod A B))\n"
-KEY = "k" * 64
 
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    monkeypatch.setenv("CORE_TEIL_CACHE_KEY", KEY)
 
 
 def key_file(tmp_path: Path) -> Path:

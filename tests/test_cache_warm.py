@@ -21,24 +21,13 @@ from core_teil.errors import TeilInputError
 from core_teil.lang import parser as parser_module
 from core_teil.lang.parser import parse, read_source
 from core_teil.proving.cache import ProofCache, report_from_json, served_certificate, solver_fields
+from tests.cache_kit import AXPY, BAD, KEY, private_cache  # noqa: F401 -- private_cache is autouse
 
-AXPY = "param n\ninput alloc a : []\ninput alloc x : [n]\ninput alloc y : [n]\noutput alloc z : [n]\n" \
-       "z = add (mul a x) y\n"
-# ill-typed (paper 000 Fig. 3a): refuted
-BAD = "lang full\nparam m, n, h\ninput alloc A : [m, h]\ninput alloc B : [h, n]\noutput alloc C : [m, n]\n" \
-      "C = red 1 (diag 1 3 (prod A B))\n"
 # four small proved kernels: more than library.IN_PROCESS, so that a run that did not look them
 # up first would start a pool for them
 KERNELS = {f"k{i}": AXPY.replace("z = add (mul a x) y", body) for i, body in enumerate(
     ["z = add (mul a x) y", "z = add x y", "z = mul a x", "z = sub y x"])}
-KEY = "k" * 64
 
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    monkeypatch.setenv("CORE_TEIL_CACHE_KEY", KEY)
 
 
 def library(tmp_path: Path, **files: str) -> Path:

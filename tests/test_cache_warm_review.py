@@ -16,17 +16,7 @@ import pytest
 import core_teil
 from core_teil import library as batch
 from core_teil.proving.cache import ProofCache, solver_fields
-
-AXPY = "param n\ninput alloc a : []\ninput alloc x : [n]\ninput alloc y : [n]\noutput alloc z : [n]\n" \
-       "z = add (mul a x) y\n"
-KEY = "k" * 64
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    monkeypatch.setenv("CORE_TEIL_CACHE_KEY", KEY)
+from tests.cache_kit import AXPY, KEY, private_cache  # noqa: F401 -- private_cache is autouse
 
 
 def proved_axpy(tmp_path: Path) -> tuple[ProofCache, Path, dict]:

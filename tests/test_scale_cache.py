@@ -22,6 +22,7 @@ from core_teil.proving.cache import ProofCache, _canonical, prove_cached, secret
 from core_teil.proving.obligations import generate
 from core_teil.proving.report import Status
 from core_teil.proving.smtlib import script
+from tests.cache_kit import AXPY, BAD, private_cache  # noqa: F401 -- private_cache is autouse
 
 HELM_LIKE = """lang full
 param E, n
@@ -36,17 +37,7 @@ v = div t (expa 1 E D)
 """
 # the same kernel with its second statement changed (contracting the other index of S)
 HELM_CHANGED = HELM_LIKE.replace("t = contr 2 6 (prod t S)", "t = contr 2 5 (prod t S)")
-BAD = "lang full\nparam m, n, h\ninput alloc A : [m, h]\ninput alloc B : [h, n]\noutput alloc C : [m, n]\n" \
-      "C = red 1 (diag 1 3 (prod A B))\n"
-AXPY = "param n\ninput alloc a : []\ninput alloc x : [n]\ninput alloc y : [n]\noutput alloc z : [n]\n" \
-       "z = add (mul a x) y\n"
 
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    monkeypatch.setenv("CORE_TEIL_CACHE_KEY", "k" * 64)
 
 
 @pytest.fixture
