@@ -32,22 +32,26 @@ def bits(a: np.ndarray) -> np.ndarray:
 
 def test_interp_sums_inside_its_innermost_loop_and_reads_a_by_a_transposed_copy():
     src = E.emit_c(ct.load(str(INTERP)), INTERP_PARAMS)
-    # the copy, once per call, before the fused loop: A : [3, 5] laid out as [5, 3]
-    copy = "ct_w_A_t1_0[ct_k2 * 3 + ct_k1] = A[ct_k1 * 5 + ct_k2];"
+    # the copy, once per call, before the fused loop: A : [3, 5] laid out as [5, 3], its rows
+    # padded with a zero to the 4 doubles of a vector tile (tests/test_emit_c_tiles.py)
+    copy = "ct_w_A_t1_0_w4[ct_k2 * 4 + ct_k1] = A[ct_k1 * 5 + ct_k2];"
     assert copy in src.c and src.c.index(copy) < src.c.index("fused over")
+    assert "ct_w_A_t1_0_w4[ct_k1 * 4 + 3] = 0.0;" in src.c
     # statement 1: t1[e, k2, k3, k4] = Σ_m u[e, m, k2, k3] * A[k4, m], A read along k4 with unit stride
     assert ("double ct_s1 = -0.0;\n"
             "                        for (ptrdiff_t ct_m1 = 0; ct_m1 < 5; ++ct_m1) {\n"
             "                            ct_s1 += (u[ct_k1 * 125 + ct_m1 * 25 + ct_k2 * 5 + ct_k3] * "
-            "ct_w_A_t1_0[ct_m1 * 3 + ct_k4]);") in src.c
+            "ct_w_A_t1_0_w4[ct_m1 * 4 + ct_k4]);") in src.c
     assert not re.search(r"\bA\[ct_k4", src.c)  # no strided read of A is left
     assert not re.search(r"\] = -0\.0;", src.c)  # no target filled with -0.0 and accumulated into
 
 
 def test_helm_reads_s_directly_where_it_is_unit_stride_and_by_a_copy_where_not():
     src = E.emit_c(ct.load(str(HELM)), {"E": 2, "n": 4})
-    assert src.c.count("ct_w_S_t1_0[ct_m") == 3  # t = contr 2 6 (prod t S): S[k4, m]
-    assert len(re.findall(r"\bS\[ct_m\d \* 4 \+ ct_k4\]", src.c)) == 3  # v = contr 2 5 (prod v S): S[m, k4]
+    scalar = "".join(re.findall(r"#else\n(.*?)#endif", src.c, re.S))  # the loops, not the tiles
+    assert scalar.count("ct_w_S_t1_0[ct_m") == 3  # t = contr 2 6 (prod t S): S[k4, m]
+    assert len(re.findall(r"\bS\[ct_m\d \* 4 \+ ct_k4\]", scalar)) == 3  # v = contr 2 5 (prod v S): S[m, k4]
+    assert "ct_w_S_t0_1" not in src.c  # rows of 4 need no padding: S is read where it is
 
 
 def test_unfused_and_symbolic_sums_keep_the_accumulating_loop():
@@ -119,7 +123,7 @@ def test_the_kernels_compile_with_the_flags_cjit_uses(tmp_path):
 
 def test_a_copy_whose_extents_are_not_permuted_is_caught_by_the_check(monkeypatch):
     monkeypatch.setattr(E, "permuted", lambda shape, perm: shape)
-    with pytest.raises(E.EmitCheckFailed, match=r"transposed copy of A: write of ct_w_A_t1_0: index 1 ranges "
+    with pytest.raises(E.EmitCheckFailed, match=r"transposed copy of A: write of ct_w_A_t1_0_w4: index 1 ranges "
                                                 r"over 1\.\.5, beyond the extent 3") as err:
         E.emit_c(ct.load(str(INTERP)), INTERP_PARAMS)
     assert err.value.rule == "emit-c check: Lemma 4.3"
@@ -137,6 +141,6 @@ def test_an_off_by_one_in_the_copy_is_caught_by_the_check(monkeypatch):
         return lines
 
     monkeypatch.setattr(E.Emitter, "copy", one_too_far)
-    with pytest.raises(E.EmitCheckFailed, match=r"transposed copy of A: write of ct_w_A_t1_0: index 1 ranges "
+    with pytest.raises(E.EmitCheckFailed, match=r"transposed copy of A: write of ct_w_A_t1_0_w4: index 1 ranges "
                                                 r"over 1\.\.6, beyond the extent 5"):
         E.emit_c(ct.load(str(INTERP)), INTERP_PARAMS)

@@ -160,7 +160,7 @@ def test_a_sum_of_sixteen_terms_is_summed_inside_and_one_of_seventeen_accumulate
     # is not the inner loop's)
     p = ct.load(str(INTERP))
     sixteen = E.emit_c(p, {"E": 2, "m": 3, "n": 16}).c
-    assert "double ct_s1 = -0.0;" in sixteen and "ct_w_A_t1_0[ct_m1 * 3 + ct_k4]" in sixteen
+    assert "double ct_s1 = -0.0;" in sixteen and "ct_w_A_t1_0_w4[ct_m1 * 4 + ct_k4]" in sixteen
     assert not re.search(r"\] = -0\.0;", sixteen)
     seventeen = E.emit_c(p, {"E": 2, "m": 3, "n": 17}).c
     assert "ct_s1" not in seventeen and "ct_w_A_t" not in seventeen
@@ -179,7 +179,7 @@ def test_a_rank_three_input_is_copied_with_the_inner_dimension_last(kernels):
     # (order (1, 2, 0)), written at [m, c, f] from B[f, m, c]
     assert "ct_w_B_t1_2_0[ct_k2 * 10 + ct_k3 * 5 + ct_k1] = B[ct_k1 * 8 + ct_k2 * 2 + ct_k3];" in c
     assert "(u[ct_k1 * 8 + ct_m1 * 2 + ct_k2] * ct_w_B_t1_2_0[ct_m1 * 10 + ct_k3 * 5 + ct_k4])" in c
-    assert "ct_w_A_t1_0[ct_m2 * 3 + ct_k4]" in c
+    assert "ct_w_A_t1_0_w4[ct_m2 * 4 + ct_k4]" in c  # rows of 3 padded to a vector tile's 4
     assert not re.search(r"\bB\[ct_k4", c)  # no strided read of B is left
     # one input read in two orders: two copies, each read unit-stride along its inner loop
     two = table["rv_twoperm"].c
@@ -238,10 +238,11 @@ def test_the_kernel_writes_only_the_workspace_it_asks_for(kernels, name, params,
     p = parse(RANK3, name)
     inputs = special_inputs(p, params, seed=7, infinite=False)
     need = work_size(lib, src, params)
-    shapes = {x: src.shape(x, params) for x in copied}
+    # A : [r, p] is copied as [p, r] with its rows of r = 3 padded to a vector tile's 4
+    shapes = {"A": (params["p"], 4), "B": src.shape("B", params)}
     assert [x for x in ("A", "B") if f"ct_w_{x}_t" in src.c] == list(copied)
     block = src.shape("v", params)[1:3] + (src.shape("B", params)[0],)  # t's block: [q, q, p]
-    assert need == sum(int(np.prod(s)) for s in shapes.values()) + int(np.prod(block))
+    assert need == sum(int(np.prod(shapes[x])) for x in copied) + int(np.prod(block))
     fn = getattr(lib, src.name)
     fn.restype = ctypes.c_int
     buf = np.full(need + 64, np.pi)
@@ -269,6 +270,9 @@ def test_the_check_proves_the_copys_accesses(monkeypatch):
     src = E.emit_c(parse(RANK3, "rank3"), RANK3_PARAMS)
     copies = [(a.storage.cname, a.write, a.storage.shape) for a in seen if a.where.startswith("transposed copy")]
     x = E.ext
+    # A's copy has its rows of 3 padded to a vector tile's 4: the copy, then the zero lane
     assert copies == [("ct_w_B_t1_2_0", True, (x(4), x(2), x(5))), ("B", False, (x(5), x(4), x(2))),
-                      ("ct_w_A_t1_0", True, (x(5), x(3))), ("A", False, (x(3), x(5)))]
+                      ("ct_w_A_t1_0_w4", True, (x(5), x(4))), ("A", False, (x(3), x(5))),
+                      ("ct_w_A_t1_0_w4", True, (x(5), x(4)))]
+    assert [a.index[-1] for a in seen if a.where.startswith("transposed copy of A")][-1] == x(4)
     assert src.checked == len(seen)

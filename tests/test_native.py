@@ -638,12 +638,19 @@ def test_plan_check_rejects_parallel_batch_elements_writing_one_element():
             check_plan(p)
 
 
-def test_small_batched_gemms_run_in_the_fused_kernel():
+def test_small_batched_gemms_run_in_the_fused_kernel_on_several_threads(monkeypatch):
     # 8192 items of 72x26x72 ran as a numpy.matmul loop; the fused kernel uses both cores
+    monkeypatch.setattr(planner._native, "openmp_threads", lambda: 2)
     p = _plan("examples/bmm.teil", {"nb": 16, "ni": 72, "nj": 72, "nk": 26})
     assert not any(c.blas is not None for sp in p.stmts for c in sp.calls)
     p = _plan("examples/bmm.teil", {"nb": 2, "ni": 128, "nj": 128, "nk": 64})
     assert any(c.blas is not None for sp in p.stmts for c in sp.calls)
+    # on one thread OpenBLAS's micro-kernel is faster than the fused loops, batch or not
+    monkeypatch.setattr(planner._native, "openmp_threads", lambda: 1)
+    p = _plan("examples/bmm.teil", {"nb": 16, "ni": 72, "nj": 72, "nk": 26})
+    assert any(c.blas is not None for sp in p.stmts for c in sp.calls)
+    p = _plan("examples/bmm.teil", {"nb": 16, "ni": 72, "nj": 72, "nk": 20})  # 72 * 72 * 20 < 2^17
+    assert not any(c.blas is not None for sp in p.stmts for c in sp.calls)
 
 
 def test_plan_check_rejects_loops_that_are_not_the_index_maps():

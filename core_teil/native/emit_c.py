@@ -50,6 +50,11 @@ index (:func:`fuse`) when each reads what the others write only at its own
 first index, so that the lifted contractions of the paper's CFD kernel pass
 their intermediates through one element's block in cache (:func:`shrink`)
 rather than through memory.  Statements no output depends on are left out.
+Where the compiler has vectors (GCC or Clang with AVX2, ``#if CT_VECTOR``), such a
+short sum of a product with a batch-invariant input is computed in vector tiles
+(:func:`tile_of`): several rows of the block at once, each lane still summing
+``m = 1..n`` in order from ``-0.0``; the scalar loops stay beside them under
+``#else``, and both are checked.
 
 The calling convention is documented in :data:`CONVENTION` (printed into every
 header) and in the README's emit-c section.
@@ -61,7 +66,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import z3
@@ -581,6 +586,11 @@ class Emitter:
         self.uses_cdiv = False
         #: reads served from a private copy of their storage (:func:`transposed_copies`), by id
         self.redirect: dict[int, Storage] = {}
+        #: statements computed in vector tiles when the C compiler has vectors (:func:`tile_of`), by id
+        self.tiles: dict[int, Tile] = {}
+        #: index variables printed as constants (a tile's rows, unrolled)
+        self.subst: dict[LoopVar, Ix] = {}
+        self.vector_lanes: set[int] = set()  # the vector types the tiles use
         self._acc = itertools.count(1)
         self.where = ""
 
@@ -611,6 +621,7 @@ class Emitter:
 
     def access(self, storage: Storage, index: tuple[Ix, ...], write: bool = False) -> str:
         """``storage[offset(index)]``, recorded for :func:`check_accesses`."""
+        index = tuple(self.subst.get(ix, ix) if isinstance(ix, LoopVar) else ix for ix in index)
         if storage.per_element:
             index = index[1:]
         if storage.perm:
@@ -654,14 +665,15 @@ class Emitter:
             return accs[id(v)]
         if isinstance(v, Guard):
             body = self.value_c(v.body, storages, accs)
-            if isinstance(v.j, LoopVar):
-                test = f"{self.ix_c(v.j)} < {self.ext_c(v.d)}"
-            elif v.j == v.d:
+            j = self.subst.get(v.j, v.j) if isinstance(v.j, LoopVar) else v.j
+            if isinstance(j, LoopVar):
+                test = f"{self.ix_c(j)} < {self.ext_c(v.d)}"
+            elif j == v.d:
                 # `proj 1 k (expa 1 k A)`: `k <= k` always holds, and GCC rejects the
                 # self-comparison under -Wall -Werror (-Wtautological-compare)
                 return body
             else:
-                test = f"{self.ext_c(v.j)} <= {self.ext_c(v.d)}"
+                test = f"{self.ext_c(j)} <= {self.ext_c(v.d)}"
             return f"({test} ? {body} : 0.0)"
         a = self.value_c(v.a, storages, accs)
         b = self.value_c(v.b, storages, accs)
@@ -724,7 +736,72 @@ class Emitter:
         lines.append("    " * (len(loops) + 1) + f"{self.access(target, st.domain, True)} = {rhs};")
         for d in range(len(loops), 0, -1):
             lines.append("    " * d + "}")
+        tile = self.tiles.get(id(st))
+        if tile is not None:  # the same doubles in vectors where the compiler has them, else the loops above
+            lines = ["#if CT_VECTOR", *self.tiled(st, tile, target, storages), "#else", *lines, "#endif"]
         return before, lines
+
+    def tiled(self, st: StmtIR, tile: Tile, target: Storage, storages: Mapping[Version, Storage]) -> list[str]:
+        """``x[.., b, c] = Σ_m L(.., b, m) · R(m, c)`` (:func:`tile_of`) for ``tile.rows`` rows ``b`` at
+        a time: each row's elements ``c`` in vectors of ``tile.lanes`` doubles, all of them kept in
+        registers while ``m`` runs, ``R``'s row ``m`` loaded once for every row of the tile.  Each
+        lane adds ``L · R`` (or ``R · L``, the body's order) for ``m = 1..n`` from ``-0.0``, as the
+        scalar loop does.  Lanes past the row's end compute from the zeros of ``R``'s padded copy
+        and are stored only into the padding of a private target (:meth:`_Build.source`)."""
+        *outer, row, inner = tile.loops
+        n_row, width, lanes = int(row.bound.base), tile.width, tile.lanes  # type: ignore[arg-type]
+        stored = int(target.shape[-1].base)  # type: ignore[arg-type]
+        vecs = width // lanes
+        vtype = f"ct_v{lanes}"
+        self.vector_lanes.add(lanes)
+        right = self.redirect.get(id(tile.right), storages[tile.right.version])
+        lines = ["    " * d + self.loop(v) + " {" for d, v in enumerate(outer, start=1)]
+        pad = "    " * (len(outer) + 1)
+        m = tile.sum.var
+        zero = "{" + ", ".join(["-0.0"] * lanes) + "}"
+        for b0 in range(0, n_row, tile.rows):
+            block = range(b0, min(b0 + tile.rows, n_row))
+            acc = f"ct_t{next(self._acc)}"
+            lines.append(f"{pad}{{ /* rows {b0 + 1}..{block[-1] + 1} of {n_row}: {len(block)} x {vecs} "
+                         f"vector{'s' if len(block) * vecs > 1 else ''} of {lanes} doubles */")
+            lines += [f"{pad}    {vtype} {acc}_{b}_{j} = {zero};" for b in block for j in range(vecs)]
+            lines.append(f"{pad}    {self.loop(m)} {{")
+            for j in range(vecs):
+                src = self.vector(right, tile.right.index, inner, j * lanes, lanes)
+                lines.append(f"{pad}        {vtype} ct_r{j}; memcpy(&ct_r{j}, {src}, sizeof ct_r{j});")
+            for b in block:
+                self.subst = {row: ext(b + 1)}
+                left = self.value_c(tile.left, storages, {})
+                self.subst = {}
+                terms = [f"{acc}_{b}_{j} += " + (f"ct_r{j} * ct_l;" if tile.right_first else f"ct_l * ct_r{j};")
+                         for j in range(vecs)]
+                lines.append(f"{pad}        {{ const double ct_l = {left}; {' '.join(terms)} }}")
+            lines.append(f"{pad}    }}")
+            for b in block:
+                self.subst = {row: ext(b + 1)}
+                for j in range(vecs):
+                    count = min(lanes, stored - j * lanes)
+                    dst = self.vector(target, st.domain, inner, j * lanes, count, write=True)
+                    lines.append(f"{pad}    memcpy({dst}, &{acc}_{b}_{j}, {count} * sizeof(double));")
+                self.subst = {}
+            lines.append(f"{pad}}}")
+        lines += ["    " * d + "}" for d in range(len(outer), 0, -1)]
+        return lines
+
+    def vector(self, storage: Storage, index: tuple[Ix, ...], lane: LoopVar, first: int, count: int,
+               write: bool = False) -> str:
+        """The address of ``count`` consecutive elements of ``storage`` at ``index`` with ``lane``
+        (its last dimension in memory) from ``first`` (0-based): the first and the last element
+        are recorded for the check, which bounds every index component, so the run between them
+        is in bounds too (only the last component varies along it)."""
+        at = {**self.subst, lane: ext(first + 1)}
+        last = {**self.subst, lane: ext(first + count)}
+        saved, self.subst = self.subst, last
+        self.access(storage, index, write)
+        self.subst = at
+        address = self.access(storage, index, write)
+        self.subst = saved
+        return f"&{address}"
 
     def accumulating(self, st: StmtIR, value: Sum, target: Storage, storages: Mapping[Version, Storage],
                      loops: tuple[LoopVar, ...]) -> list[str]:
@@ -755,6 +832,22 @@ class Emitter:
         lines.append("    " * (len(domain) + 1) +
                      f"{self.access(target, domain, True)} = {self.access(source, domain)};")
         lines += ["    " * d + "}" for d in range(len(domain), 0, -1)]
+        return lines
+
+    def zero_lanes(self, target: Storage, real: Ext) -> list[str]:
+        """0 in the lanes of a padded copy past its rows' ``real`` extent (:meth:`copy` wrote
+        the others): what a tile's lanes past a row's end multiply by."""
+        width = int(target.shape[-1].base)  # type: ignore[arg-type]
+        perm = target.perm or tuple(range(len(target.shape)))
+        index: list[Ix] = list(target.shape)
+        loops = [LoopVar(f"k{p}", target.shape[p - 1]) for p in range(1, len(perm))]
+        for p, v in enumerate(loops):
+            index[perm[p]] = v
+        lines = ["    " * d + self.loop(v) + " {" for d, v in enumerate(loops, start=1)]
+        for lane in range(int(real.base) + 1, width + 1):  # type: ignore[arg-type]
+            index[perm[-1]] = ext(lane)
+            lines.append("    " * (len(loops) + 1) + f"{self.access(target, tuple(index), True)} = 0.0;")
+        lines += ["    " * d + "}" for d in range(len(loops), 0, -1)]
         return lines
 
     def fill(self, target: Storage, shape: tuple[Ext, ...], source: Storage | None) -> list[str]:
@@ -873,6 +966,75 @@ def sums_inside(value: Sum, fused: bool) -> bool:
     (matmul, bmm), keeps the accumulating form."""
     n = value.var.bound
     return fused and n.concrete and int(n.base) <= MAX_SUM_INSIDE  # type: ignore[arg-type]
+
+
+#: Vector accumulators of one tile (:func:`tile_of`): with a row of ``R`` and a broadcast they
+#: fit AVX2's 16 vector registers, so GCC keeps the whole tile in registers.
+TILE_ACCUMULATORS = 12
+#: The longest row loop a tile unrolls (code size: one line per row and vector).
+MAX_TILE_ROWS = 32
+
+
+@dataclass(frozen=True)
+class Tile:
+    """``x[.., b, c] = Σ_m L · R`` of a fused group, computed in vector tiles (:meth:`Emitter.tiled`).
+
+    ``loops`` are the statement's loops inside the fused one, the last two the rows ``b`` and
+    the elements ``c`` of a row; ``left`` (``L``) does not depend on ``c``; ``right`` (``R``)
+    reads a batch-invariant input at ``m`` and ``c`` only, from a private copy with ``c`` last
+    and its rows padded to ``width``; ``right_first``: the body is ``R · L``."""
+
+    loops: tuple[LoopVar, ...]
+    sum: Sum
+    left: Value
+    right: Load
+    right_first: bool
+    lanes: int  # doubles per vector: 4 for rows of at most 4, else 8
+    width: int  # the row's extent rounded up to ``lanes``
+    rows: int  # rows per tile
+
+    @property
+    def perm(self) -> tuple[int, ...]:
+        """The order of ``right``'s copy: its dimension read by ``c`` last."""
+        at = next(p for p, ix in enumerate(self.right.index) if ix is self.loops[-1])
+        return tuple(p for p in range(len(self.right.index)) if p != at) + (at,)
+
+
+def tile_of(st: StmtIR, storages: Mapping[Version, Storage], fused: bool, pad: int | None) -> Tile | None:
+    """Whether statement ``st`` of a fused group is computed in vector tiles when the compiler
+    has vectors, and how.  It must be ``x[.., b, c] = Σ_m L · R`` (or ``R · L``) summed inside
+    (:func:`sums_inside`, unpadded), with constant row and element extents, ``L`` free of ``c``
+    and of sums, and ``R`` a read of an input the same for every block (:func:`transposed_copies`'
+    condition) at ``m``, ``c`` and constants only, ``c`` once.  Measured (docs/decisions.md): the
+    scalar loop leaves GCC to vectorise 7 or 13 elements per row, with tails, one row at a time;
+    a tile of rows shares each load of ``R`` and hides the latency of the sums."""
+    value = st.value
+    loops = st.domain[1:] if fused else st.domain
+    if pad is not None or not isinstance(value, Sum) or not sums_inside(value, fused) or len(loops) < 2:
+        return None
+    body, row, inner = value.body, loops[-2], loops[-1]
+    if not isinstance(body, Bin) or body.op != "mul" or not (row.bound.concrete and inner.bound.concrete) \
+            or int(row.bound.base) > MAX_TILE_ROWS:  # type: ignore[arg-type]
+        return None
+    target = storages[st.target]
+    if target.perm or target.role == "input":
+        return None
+    memo: dict[int, frozenset[LoopVar]] = {}
+    for left, right, right_first in ((body.a, body.b, False), (body.b, body.a, True)):
+        if not isinstance(right, Load) or inner in free_vars(left, memo) or \
+                any(isinstance(e, Sum) for e in walk_value(left)):
+            continue
+        src = storages[right.version]
+        if src.role != "input" or src.per_element or src.perm or \
+                sum(ix is inner for ix in right.index) != 1 or \
+                not all(ix is inner or ix is value.var or isinstance(ix, Ext) for ix in right.index):
+            continue
+        w = int(inner.bound.base)  # type: ignore[arg-type]
+        lanes = 4 if w <= 4 else 8
+        width = round_up(w, lanes)
+        rows = max(1, min(int(row.bound.base), TILE_ACCUMULATORS // (width // lanes)))  # type: ignore[arg-type]
+        return Tile(tuple(loops), value, left, right, right_first, lanes, width, rows)
+    return None
 
 
 def transposed_copies(group: list[StmtIR], storages: Mapping[Version, Storage]) -> list[tuple[Load, tuple[int, ...]]]:
@@ -1069,20 +1231,13 @@ class _Build:
                 for v, st_ in list(storages.items()):
                     if st_ == old_slot:
                         storages[v] = small
-        copies: dict[tuple[str, tuple[int, ...]], Storage] = {}
         for group in groups:
-            for ld, perm in transposed_copies(group, storages):
-                src = storages[ld.version]
-                key = (src.cname, perm)
-                if key not in copies:
-                    x = src.alloc
-                    tag = "t" + "_".join(str(j) for j in perm)
-                    cp = copies[key] = Storage(f"ct_w_{cname(x)}_{tag}", x, permuted(src.shape, perm), "work",
-                                               tag, perm=perm)
-                    slots[(x, tag)] = cp
-                    em.where = f"transposed copy of {x}"
-                    setup += em.copy(cp, src)
-                em.redirect[id(ld)] = copies[key]
+            for st in group:
+                tile = tile_of(st, storages, len(group) > 1, self.pad)
+                if tile is not None:
+                    em.tiles[id(st)] = tile
+        self.pad_rows(storages, slots)
+        setup += self.copies(groups, storages, slots)
         body: list[str] = []
         for group in groups:
             fused = len(group) > 1
@@ -1120,6 +1275,60 @@ class _Build:
         check_accesses(em.accesses, self.typed)  # nothing is printed that is not proved in bounds
         return self.finish(args, slots, setup, body, shape)
 
+    def pad_rows(self, storages: dict[Version, Storage], slots: dict[tuple[str, str], Storage]) -> None:
+        """A block of a fused group (:func:`shrink`) that a tile writes gets rows of the tile's
+        width, so that the tile stores whole vectors.  The lanes past a row's end are never read
+        at a row's own elements: every read of the block is at the reader's domain, whose last
+        index stays below the real extent; a tile writes them only from lanes past the end of
+        the rows it reads (``R``'s zeros), so they hold ``L · 0`` sums, never a value."""
+        widths = {storages[st.target]: t.width for st in self.stmts if (t := self.em.tiles.get(id(st))) is not None}
+        for old, width in widths.items():
+            if not old.per_element or width == int(old.shape[-1].base):  # type: ignore[arg-type]
+                continue
+            new = replace(old, shape=(*old.shape[:-1], ext(width)))
+            slots[(old.alloc, old.tag)] = new
+            for v, s in list(storages.items()):
+                if s == old:
+                    storages[v] = new
+
+    def copies(self, groups: list[list[StmtIR]], storages: Mapping[Version, Storage],
+               slots: dict[tuple[str, str], Storage]) -> list[str]:
+        """The private copies of batch-invariant inputs, made once per call: transposed
+        (:func:`transposed_copies`) and, for a tile's ``R`` (:func:`tile_of`), with the rows
+        read along a tile's elements last and padded with zeros to the tile's width."""
+        em = self.em
+        wanted: list[tuple[Load, tuple[int, ...], int | None]] = []
+        for group in groups:
+            wanted += [(ld, perm, None) for ld, perm in transposed_copies(group, storages)]
+            wanted += [(t.right, t.perm, t.width) for st in group if (t := em.tiles.get(id(st))) is not None]
+        width: dict[tuple[str, tuple[int, ...]], int] = {}
+        for ld, perm, w in wanted:
+            key = (storages[ld.version].cname, perm)
+            width[key] = max(width.get(key, 0), w or 0)
+        setup: list[str] = []
+        made: dict[tuple[str, tuple[int, ...]], Storage] = {}
+        for ld, perm, _ in wanted:
+            src = storages[ld.version]
+            key = (src.cname, perm)
+            shape = permuted(src.shape, perm)
+            real = shape[-1]
+            wider = width[key] > 0 and ext(width[key]) != real  # a tile's R (tile_of: a constant extent)
+            if perm == tuple(range(len(perm))) and not wider:
+                continue  # read where it is
+            if key not in made:
+                x = src.alloc
+                tag = "t" + "_".join(str(j) for j in perm)
+                if wider:
+                    shape, tag = (*shape[:-1], ext(width[key])), f"{tag}_w{width[key]}"
+                cp = made[key] = Storage(f"ct_w_{cname(x)}_{tag}", x, shape, "work", tag, perm=perm)
+                slots[(x, tag)] = cp
+                em.where = f"{'transposed' if perm != tuple(range(len(perm))) else 'padded'} copy of {x}"
+                setup += em.copy(cp, src)
+                if shape[-1] != real:
+                    setup += em.zero_lanes(cp, real)
+            em.redirect[id(ld)] = made[key]
+        return setup
+
     # -- printing ---------------------------------------------------------------------
 
     def finish(self, args: list[CArg], slots: dict[tuple[str, str], Storage], setup: list[str],
@@ -1155,6 +1364,13 @@ class _Build:
             lines += ["/* *acc *= x unless that exceeds CT_MAXEL (then 1); *acc, x >= 1 */",
                       "static int ct_mul(ptrdiff_t *acc, ptrdiff_t x)", "{",
                       "    if (x > CT_MAXEL / *acc) return 1;", "    *acc *= x;", "    return 0;", "}", ""]
+        if em.vector_lanes:
+            lines += ["/* vector tiles: GCC's and Clang's vector extensions, on a CPU with AVX2 or better",
+                      "   (-DCT_VECTOR=0 compiles the scalar loops instead; both compute the same doubles) */",
+                      "#ifndef CT_VECTOR", "#if defined(__GNUC__) && defined(__AVX2__)", "#define CT_VECTOR 1",
+                      "#else", "#define CT_VECTOR 0", "#endif", "#endif", "#if CT_VECTOR", "#include <string.h>"]
+            lines += [f"typedef double ct_v{n} __attribute__((vector_size({8 * n})));" for n in sorted(em.vector_lanes)]
+            lines += ["#endif", ""]
         if em.uses_cdiv:
             lines += ["/* controlled division (report Definition 8): 0/0 = 0, 0/undefined = 0, v/0 = undefined */",
                       "static double ct_cdiv(double a, double b)", "{",

@@ -474,15 +474,18 @@ EXHAUSTIVE_FACTORS = 6
 #: extent of each of I, J, K (skinny products are faster in the fused loop kernels).
 BLAS_MIN_VOLUME = 1 << 17
 BLAS_MIN_DIM = 24
-#: The same for a batched step: numpy.matmul runs the batch as a loop of GEMMs too small
-#: for BLAS's threads, while the fused kernel runs the batch on every core (bmm 8192x72x26,
-#: 135k per item: 91 ms fused against 106 ms in numpy.matmul, medians of 15 in one process).
+#: The same for a batched step when the kernels have several threads: numpy.matmul runs
+#: the batch as a loop of GEMMs too small for BLAS's threads, while the fused kernel runs
+#: the batch on every core (bmm 8192x72x26, 135k per item: 91 ms fused against 106 ms in
+#: numpy.matmul, medians of 15 in one process).  On one thread that advantage is gone and
+#: OpenBLAS's micro-kernel beats the fused loops (issue 15: 110 ms fused against 84 ms).
 BLAS_BATCHED_MIN_VOLUME = 1 << 20
 
 
 def blas_sized(batch: Iterable[Label], dims: Sequence[int]) -> bool:
     """A GEMM of these (I, J, K) extents, once per batch element, is large enough for BLAS."""
-    least = BLAS_BATCHED_MIN_VOLUME if math.prod(lab.bound for lab in batch) > 1 else BLAS_MIN_VOLUME
+    batched = math.prod(lab.bound for lab in batch) > 1 and _native.openmp_threads() > 1
+    least = BLAS_BATCHED_MIN_VOLUME if batched else BLAS_MIN_VOLUME
     return math.prod(dims) >= least and min(dims) >= BLAS_MIN_DIM
 
 
