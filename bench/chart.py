@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-COLORS = {"native": (31, 119, 180), "native pad 8": (174, 199, 232), "opt_einsum": (255, 127, 14),
-          "hand numpy": (44, 160, 44), "hand C": (214, 39, 40), "numpy.einsum": (127, 127, 127)}
+COLORS = {"native": (31, 119, 180), "native out=": (23, 190, 207), "native pad 8": (174, 199, 232),
+          "opt_einsum": (255, 127, 14), "hand numpy": (44, 160, 44), "hand C": (214, 39, 40),
+          "numpy.einsum": (127, 127, 127)}
 
 
 def bar_chart(rows: list[Any], path: Path, single: list[Any] | None = None) -> None:

@@ -1032,7 +1032,9 @@ def tile_of(st: StmtIR, storages: Mapping[Version, Storage], fused: bool, pad: i
         w = int(inner.bound.base)  # type: ignore[arg-type]
         lanes = 4 if w <= 4 else 8
         width = round_up(w, lanes)
-        rows = max(1, min(int(row.bound.base), TILE_ACCUMULATORS // (width // lanes)))  # type: ignore[arg-type]
+        n_row = int(row.bound.base)  # type: ignore[arg-type]
+        most = max(1, TILE_ACCUMULATORS // (width // lanes))
+        rows = -(-n_row // -(-n_row // most))  # as even as the tiles can be: 13 rows in 5 + 4 + 4, not 6 + 6 + 1
         return Tile(tuple(loops), value, left, right, right_first, lanes, width, rows)
     return None
 
