@@ -759,8 +759,10 @@ class Emitter:
         pad = "    " * (len(outer) + 1)
         m = tile.sum.var
         zero = "{" + ", ".join(["-0.0"] * lanes) + "}"
-        for b0 in range(0, n_row, tile.rows):
-            block = range(b0, min(b0 + tile.rows, n_row))
+        count = -(-n_row // tile.rows)
+        cuts = [n_row * t // count for t in range(count + 1)]  # as even as they can be: 13 rows in 4 + 4 + 5
+        for b0, b1 in itertools.pairwise(cuts):  # (a tile of one row would wait on its sums' adds)
+            block = range(b0, b1)
             acc = f"ct_t{next(self._acc)}"
             lines.append(f"{pad}{{ /* rows {b0 + 1}..{block[-1] + 1} of {n_row}: {len(block)} x {vecs} "
                          f"vector{'s' if len(block) * vecs > 1 else ''} of {lanes} doubles */")
@@ -991,7 +993,7 @@ class Tile:
     right_first: bool
     lanes: int  # doubles per vector: 4 for rows of at most 4, else 8
     width: int  # the row's extent rounded up to ``lanes``
-    rows: int  # rows per tile
+    rows: int  # rows per tile, at most
 
     @property
     def perm(self) -> tuple[int, ...]:
@@ -1032,9 +1034,7 @@ def tile_of(st: StmtIR, storages: Mapping[Version, Storage], fused: bool, pad: i
         w = int(inner.bound.base)  # type: ignore[arg-type]
         lanes = 4 if w <= 4 else 8
         width = round_up(w, lanes)
-        n_row = int(row.bound.base)  # type: ignore[arg-type]
-        most = max(1, TILE_ACCUMULATORS // (width // lanes))
-        rows = -(-n_row // -(-n_row // most))  # as even as the tiles can be: 13 rows in 5 + 4 + 4, not 6 + 6 + 1
+        rows = max(1, min(int(row.bound.base), TILE_ACCUMULATORS // (width // lanes)))  # type: ignore[arg-type]
         return Tile(tuple(loops), value, left, right, right_first, lanes, width, rows)
     return None
 
