@@ -602,6 +602,23 @@ def test_controlled_division_in_c_is_the_reports(tmp_path):
     assert got["C"][0] == 0.0 and got["C"][4] == 0.0 and np.isnan(got["C"][2:4]).all() and got["C"][5] == 2.5
 
 
+@pytest.mark.parametrize("flags", [CFLAGS, [*CFLAGS, "-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno",
+                                             "-fno-trapping-math"]], ids=["O2", "cjit"])
+def test_controlled_division_vectorised_is_the_reports_bit_for_bit(tmp_path, flags):
+    # ct_cdiv computes a / b first and selects 0 or NaN after, so that GCC vectorises the loop
+    # (-O3 -march=native does): every pair of 0, -0.0, NaN, ±inf and numbers, 64 in a row
+    p = ct.parse("param n\ninput alloc A : [n]\ninput alloc B : [n]\noutput alloc C : [n]\nC = div A B\n", "d.teil")
+    values = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.5, -2.0, 1e-310])
+    a, b = (np.ascontiguousarray(x.reshape(-1)) for x in np.meshgrid(values, values, indexing="ij"))
+    src = E.emit_c(p, {"n": a.size}, name="teil_div64")
+    lib = build([src], tmp_path, flags)
+    rc, got = call(lib, src, {"A": a, "B": b}, {"n": a.size})
+    want = ct.evaluate(p, {"A": a, "B": b})["C"]
+    assert rc == 0
+    same = (got["C"].view(np.int64) == want.view(np.int64)) | (np.isnan(got["C"]) & np.isnan(want))
+    assert same.all(), list(zip(a[~same], b[~same], got["C"][~same], want[~same], strict=True))
+
+
 @pytest.mark.parametrize("pad", [None, 4])
 def test_a_diagonal_reads_the_diagonal(tmp_path, pad):
     # reviewer rS (E06): a repeated index variable must add the strides of both positions

@@ -1373,9 +1373,13 @@ class _Build:
             lines += [f"typedef double ct_v{n} __attribute__((vector_size({8 * n})));" for n in sorted(em.vector_lanes)]
             lines += ["#endif", ""]
         if em.uses_cdiv:
+            # the quotient first and the cases as selects: GCC vectorises the loop around it (helm's
+            # division took 15% of its time as branches; 75 -> 70 ms); a / b of the cases that
+            # replace it is never returned
             lines += ["/* controlled division (report Definition 8): 0/0 = 0, 0/undefined = 0, v/0 = undefined */",
-                      "static double ct_cdiv(double a, double b)", "{",
-                      "    return a == 0.0 ? 0.0 : (b == 0.0 ? NAN : a / b);", "}", ""]
+                      "static inline double ct_cdiv(double a, double b)", "{",
+                      "    double r = a / b;", "    if (b == 0.0) r = NAN;", "    if (a == 0.0) r = 0.0;",
+                      "    return r;", "}", ""]
         # the workspace size function
         lines += [f"ptrdiff_t {self.name}_work({work_args})", "{"]
         lines += size_lines.code("return -1;", "    ", sizes_only=True)
