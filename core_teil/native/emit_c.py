@@ -519,7 +519,9 @@ Calling convention (the same for every kernel emit-c writes):
   - Values: the undefined value of SPEC.md section 4 is NaN; inputs may hold
     NaN and +-inf.  The kernel computes, operation by operation, the doubles
     ct.evaluate computes: it turns floating-point contraction off (GCC, Clang)
-    and refuses -ffast-math (#error).
+    and refuses -ffast-math (#error).  Vector tiles, where the file has them,
+    are compiled by GCC and Clang with AVX2 (CT_VECTOR; -DCT_VECTOR=0 compiles
+    the scalar loops instead): the same doubles either way.
   - Returns {macro}_OK (0), {macro}_ENULL (a required pointer is NULL),
     {macro}_EPARAM (parameters outside the certificate's range, or too large
     for ptrdiff_t), {macro}_ENOMEM.  Reentrant: no global state.
