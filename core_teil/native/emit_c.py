@@ -667,15 +667,14 @@ class Emitter:
             return accs[id(v)]
         if isinstance(v, Guard):
             body = self.value_c(v.body, storages, accs)
-            j = self.subst.get(v.j, v.j) if isinstance(v.j, LoopVar) else v.j
-            if isinstance(j, LoopVar):
-                test = f"{self.ix_c(j)} < {self.ext_c(v.d)}"
-            elif j == v.d:
+            if isinstance(v.j, LoopVar):
+                test = f"{self.ix_c(v.j)} < {self.ext_c(v.d)}"
+            elif v.j == v.d:
                 # `proj 1 k (expa 1 k A)`: `k <= k` always holds, and GCC rejects the
                 # self-comparison under -Wall -Werror (-Wtautological-compare)
                 return body
             else:
-                test = f"{self.ext_c(j)} <= {self.ext_c(v.d)}"
+                test = f"{self.ext_c(v.j)} <= {self.ext_c(v.d)}"
             return f"({test} ? {body} : 0.0)"
         a = self.value_c(v.a, storages, accs)
         b = self.value_c(v.b, storages, accs)
@@ -749,7 +748,8 @@ class Emitter:
         registers while ``m`` runs, ``R``'s row ``m`` loaded once for every row of the tile.  Each
         lane adds ``L · R`` (or ``R · L``, the body's order) for ``m = 1..n`` from ``-0.0``, as the
         scalar loop does.  Lanes past the row's end compute from the zeros of ``R``'s padded copy
-        and are stored only into the padding of a private target (:meth:`_Build.source`)."""
+        and are stored only into the padding of a private block (:meth:`_Build.pad_rows`).  (A tile
+        reads no guard: tiles are unpadded, and only the padded ``expa`` guards.)"""
         *outer, row, inner = tile.loops
         n_row, width, lanes = int(row.bound.base), tile.width, tile.lanes  # type: ignore[arg-type]
         stored = int(target.shape[-1].base)  # type: ignore[arg-type]
@@ -842,7 +842,7 @@ class Emitter:
         the others): what a tile's lanes past a row's end multiply by."""
         width = int(target.shape[-1].base)  # type: ignore[arg-type]
         perm = target.perm or tuple(range(len(target.shape)))
-        index: list[Ix] = list(target.shape)
+        index: list[Ix] = [ext(1)] * len(perm)  # every component is set below
         loops = [LoopVar(f"k{p}", target.shape[p - 1]) for p in range(1, len(perm))]
         for p, v in enumerate(loops):
             index[perm[p]] = v
@@ -1019,8 +1019,7 @@ def tile_of(st: StmtIR, storages: Mapping[Version, Storage], fused: bool, pad: i
     if not isinstance(body, Bin) or body.op != "mul" or not (row.bound.concrete and inner.bound.concrete) \
             or int(row.bound.base) > MAX_TILE_ROWS:  # type: ignore[arg-type]
         return None
-    target = storages[st.target]
-    if target.perm or target.role == "input":
+    if storages[st.target].perm:
         return None
     memo: dict[int, frozenset[LoopVar]] = {}
     for left, right, right_first in ((body.a, body.b, False), (body.b, body.a, True)):
