@@ -771,7 +771,7 @@ class Emitter:
             lines.append(f"{pad}    {self.loop(m)} {{")
             for j in range(vecs):
                 src = self.vector(right, tile.right.index, inner, j * lanes, lanes)
-                lines.append(f"{pad}        {vtype} ct_r{j}; memcpy(&ct_r{j}, {src}, sizeof ct_r{j});")
+                lines.append(f"{pad}        {vtype} ct_r{j}; __builtin_memcpy(&ct_r{j}, {src}, sizeof ct_r{j});")
             for b in block:
                 self.subst = {row: ext(b + 1)}
                 left = self.value_c(tile.left, storages, {})
@@ -785,7 +785,7 @@ class Emitter:
                 for j in range(vecs):
                     count = min(lanes, stored - j * lanes)
                     dst = self.vector(target, st.domain, inner, j * lanes, count, write=True)
-                    lines.append(f"{pad}    memcpy({dst}, &{acc}_{b}_{j}, {count} * sizeof(double));")
+                    lines.append(f"{pad}    __builtin_memcpy({dst}, &{acc}_{b}_{j}, {count} * sizeof(double));")
                 self.subst = {}
             lines.append(f"{pad}}}")
         lines += ["    " * d + "}" for d in range(len(outer), 0, -1)]
@@ -1031,9 +1031,15 @@ def tile_of(st: StmtIR, storages: Mapping[Version, Storage], fused: bool, pad: i
                 sum(ix is inner for ix in right.index) != 1 or \
                 not all(ix is inner or ix is value.var or isinstance(ix, Ext) for ix in right.index):
             continue
+        # R's rows are the elements' own extent as a number (not one an `assume` makes equal):
+        # its copy is padded from there
+        if src.shape[next(p for p, ix in enumerate(right.index) if ix is inner)] != inner.bound:
+            continue
         w = int(inner.bound.base)  # type: ignore[arg-type]
         lanes = 4 if w <= 4 else 8
         width = round_up(w, lanes)
+        if width // lanes > TILE_ACCUMULATORS:  # one row would not fit the registers
+            return None
         rows = max(1, min(int(row.bound.base), TILE_ACCUMULATORS // (width // lanes)))  # type: ignore[arg-type]
         return Tile(tuple(loops), value, left, right, right_first, lanes, width, rows)
     return None
@@ -1370,7 +1376,9 @@ class _Build:
             lines += ["/* vector tiles: GCC's and Clang's vector extensions, on a CPU with AVX2 or better",
                       "   (-DCT_VECTOR=0 compiles the scalar loops instead; both compute the same doubles) */",
                       "#ifndef CT_VECTOR", "#if defined(__GNUC__) && defined(__AVX2__)", "#define CT_VECTOR 1",
-                      "#else", "#define CT_VECTOR 0", "#endif", "#endif", "#if CT_VECTOR", "#include <string.h>"]
+                      "#else", "#define CT_VECTOR 0", "#endif", "#endif", "#if CT_VECTOR"]
+            # GCC's and Clang's __builtin_memcpy, not <string.h>: its names (strerror, ...) stay
+            # free for the program's arrays and the kernel's name
             lines += [f"typedef double ct_v{n} __attribute__((vector_size({8 * n})));" for n in sorted(em.vector_lanes)]
             lines += ["#endif", ""]
         if em.uses_cdiv:
