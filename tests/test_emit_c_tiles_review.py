@@ -17,10 +17,11 @@ survive, and for the programs it did not try.
   instead of 0 in the padding of ``R``'s copy (so NaN in the padding of every tiled block)
   the outputs are still the reference's.
 * The vector types are as wide as the lanes the check records; ``CT_VECTOR`` follows AVX2.
-* Strict xfails for the bugs found (see the review report): an allocation named ``memcpy``
-  or a kernel named ``strerror`` gives C that does not compile on the tile path, an input
-  whose extent equals the row's only by an ``assume`` crashes emit-c (exit 70), and a long
-  row gives tiles of more accumulators than docs/decisions.md promises.
+* The bugs found, fixed: an allocation named ``memcpy`` or a kernel named ``strerror`` gave
+  C that did not compile on the tile path (the tiles now call ``__builtin_memcpy`` and
+  include no ``<string.h>``), an input whose extent equals the row's only by an ``assume``
+  crashed emit-c (exit 70; such an input is no tile's ``R`` now), and a long row gave tiles
+  of more accumulators than docs/decisions.md promises (no tile when a row needs more).
 """
 
 from __future__ import annotations
@@ -284,7 +285,7 @@ def test_the_vector_types_hold_the_lanes_the_check_records(monkeypatch):
         c = E.emit_c(ct.parse(SMALL), params).c
         assert f"typedef double ct_v{lanes} __attribute__((vector_size({8 * lanes})));" in c
         assert re.findall(r"typedef double ct_v(\d+)", c) == [str(lanes)]
-        loads = re.findall(r"ct_v(\d+) (ct_r\d+); memcpy\(&\2, &\w+\[[^]]*\], sizeof \2\);", c)
+        loads = re.findall(r"ct_v(\d+) (ct_r\d+); __builtin_memcpy\(&\2, &\w+\[[^]]*\], sizeof \2\);", c)
         assert loads and {int(n) for n, _ in loads} == {lanes}
         assert {count for _, _, count, write in seen if not write} == {lanes}
 
@@ -305,7 +306,7 @@ def test_ct_vector_follows_avx2(tmp_path):
 
 
 # --------------------------------------------------------------------------
-# Bugs found in review r15t (strict xfails: each passes once the emitter is fixed)
+# Bugs found in review r15t, fixed (they were strict xfails)
 # --------------------------------------------------------------------------
 
 
@@ -316,7 +317,6 @@ def compiles(src: Any, directory: Path, *flags: str) -> subprocess.CompletedProc
                           capture_output=True, text=True, check=False)
 
 
-@pytest.mark.xfail(strict=True, reason="r15t: cname() keeps `memcpy`, which the tiles call: the array shadows it")
 def test_an_allocation_named_memcpy_compiles_on_the_tile_path(tmp_path):
     src = E.emit_c(ct.parse(SMALL.replace(" A", " memcpy")), {"E": 2, "n": 3, "p": 5, "m": 7}, name="tr_memcpy")
     assert "memcpy(&ct_r0" in src.c
@@ -325,7 +325,6 @@ def test_an_allocation_named_memcpy_compiles_on_the_tile_path(tmp_path):
     assert done.returncode == 0, done.stderr  # "called object 'memcpy' is not a function"
 
 
-@pytest.mark.xfail(strict=True, reason="r15t: the tiles include <string.h>, which declares strerror")
 def test_a_kernel_named_after_a_string_h_function_is_refused_or_compiles(tmp_path):
     try:
         src = E.emit_c(ct.parse(SMALL), {"E": 2, "n": 3, "p": 5, "m": 7}, name="strerror")
@@ -336,8 +335,6 @@ def test_a_kernel_named_after_a_string_h_function_is_refused_or_compiles(tmp_pat
     assert done.returncode == 0, done.stderr  # "conflicting types for 'strerror'"
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="r15t: zero_lanes takes int() of R's extent, symbolic where only an assume equates it")
 def test_an_input_whose_extent_equals_the_rows_by_an_assume_is_emitted(tmp_path):
     # A : [m, n] is read along t's rows of p elements, p given, m = p only by the assume:
     # emit-c raised ValueError (exit 70 from the CLI) in Emitter.zero_lanes
@@ -349,7 +346,6 @@ def test_an_input_whose_extent_equals_the_rows_by_an_assume_is_emitted(tmp_path)
         assert_reference_doubles(lib, src, p, {"E": 2, "n": 3, "p": 7, "m": 7}, flag)
 
 
-@pytest.mark.xfail(strict=True, reason="r15t: a row of more than 12 vectors is one tile of all of them")
 def test_no_tile_holds_more_accumulators_than_the_registers_hold():
     # docs/decisions.md: "at most 12 accumulator vectors, so that they stay in AVX2's 16
     # registers"; rows of 200 elements were tiles of 25 (and rows of 2048, 256: 25k lines of
