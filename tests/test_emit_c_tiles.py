@@ -5,8 +5,9 @@ doubles, under ``#if CT_VECTOR`` (GCC or Clang with AVX2), beside the scalar loo
 Both paths compute the reference doubles bit for bit (each lane sums ``m = 1..n`` in order
 from -0.0), with -0.0 sums, NaN and ±inf, for row extents that fill their vectors and that
 leave lanes over; and the tile's accesses are proved like every other: a tile that stores
-one lane too many, loads a row of R that was not padded, or writes whole vectors into a
-block whose rows were not padded produces no C."""
+one lane too many, loads a row of R that was not padded, or prints its rows 0-based
+produces no C.  (tests/test_emit_c_tiles_review.py, review r15t, runs both paths on the
+statements tile_of accepts beyond interp and helm, and on those it must refuse.)"""
 
 from __future__ import annotations
 
