@@ -402,3 +402,17 @@ def test_the_reprs_still_come_with_the_typed_program() -> None:
     assert stubs == " ".join(["_reprs_on_first_use.<locals>.stub.<locals>.first_use"] * 2)
     assert shown.startswith("<TypedProgram a.teil: a : [], x : [n], y : [n], z : [n]")
     assert installed == "typed_program_repr derivation_node_html"
+
+
+@pytest.mark.parametrize("seconds", [0.0054996, 0.0054994, 0.0125, 0.0044999995])
+def test_a_report_rebuilt_from_its_json_prints_the_times_its_run_printed(seconds: float) -> None:
+    # to_json keeps times to the microsecond; the run printed them from the same value, so that
+    # the proof cache's rebuilt report prints what the run did (5.4996 ms printed "5 ms" in the
+    # run and, kept as 5.5 ms, "6 ms" from the cache: test_one_file_is_served... failed in CI)
+    report = prove_module.prove(parse(BAD, "bad.teil"))
+    timed = dataclasses.replace(report, seconds=seconds * 7, obligations=tuple(
+        dataclasses.replace(o, seconds=seconds) for o in report.obligations))
+    rebuilt = cache_module.report_from_json(timed.to_json(), timed.file, timed.timeout,
+                                            tuple(o.counterexample.excerpt if o.counterexample else None
+                                                  for o in timed.obligations))
+    assert dataclasses.replace(rebuilt, notes=()).render() == timed.render()
