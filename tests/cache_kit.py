@@ -23,3 +23,12 @@ def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("CORE_TEIL_CACHE_KEY", KEY)
+
+
+def library(tmp_path: Path, **files: str) -> Path:
+    """A kernel library ``tmp_path/lib`` holding ``NAME.teil`` for each ``NAME=text``."""
+    lib = tmp_path / "lib"
+    lib.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (lib / f"{name}.teil").write_text(text)
+    return lib

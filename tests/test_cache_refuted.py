@@ -33,7 +33,7 @@ from core_teil.proving import limits
 from core_teil.proving import prove as prove_module
 from core_teil.proving.cache import ProofCache, solver_fields
 from core_teil.proving.report import Status
-from tests.cache_kit import AXPY, BAD, KEY, private_cache  # noqa: F401 -- private_cache is autouse
+from tests.cache_kit import AXPY, BAD, KEY, library, private_cache  # noqa: F401 -- private_cache is autouse
 
 
 @pytest.fixture
@@ -42,14 +42,6 @@ def solver_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     real = prove_module.decide
     monkeypatch.setattr(prove_module, "decide", lambda *a, **k: calls.append(1) or real(*a, **k))
     return calls
-
-
-def library(tmp_path: Path, **files: str) -> Path:
-    lib = tmp_path / "lib"
-    lib.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (lib / f"{name}.teil").write_text(text)
-    return lib
 
 
 def entry_path(tmp_path: Path, text: str, timeout: float | None = None) -> Path:

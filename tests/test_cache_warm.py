@@ -21,21 +21,13 @@ from core_teil.errors import TeilInputError
 from core_teil.lang import parser as parser_module
 from core_teil.lang.parser import parse, read_source
 from core_teil.proving.cache import ProofCache, report_from_json, served_certificate, solver_fields
-from tests.cache_kit import AXPY, BAD, KEY, private_cache  # noqa: F401 -- private_cache is autouse
+from tests.cache_kit import AXPY, BAD, KEY, library, private_cache  # noqa: F401 -- private_cache is autouse
 
 # four small proved kernels: more than library.IN_PROCESS, so that a run that did not look them
 # up first would start a pool for them
 KERNELS = {f"k{i}": AXPY.replace("z = add (mul a x) y", body) for i, body in enumerate(
     ["z = add (mul a x) y", "z = add x y", "z = mul a x", "z = sub y x"])}
 
-
-
-def library(tmp_path: Path, **files: str) -> Path:
-    lib = tmp_path / "lib"
-    lib.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (lib / f"{name}.teil").write_text(text)
-    return lib
 
 
 def kernel_entry(cache: ProofCache, text: str) -> Path:

@@ -10,22 +10,12 @@ from pathlib import Path
 import pytest
 
 from core_teil.cli import main
+from tests.cache_kit import AXPY, BAD, private_cache  # noqa: F401 -- autouse; the workers inherit its environment
 
 distributed = pytest.importorskip("distributed")
 
-AXPY = "param n\ninput alloc a : []\ninput alloc x : [n]\ninput alloc y : [n]\noutput alloc z : [n]\n" \
-       "z = add (mul a x) y\n"
 MATMUL = "lang full\nparam l, m, n\ninput alloc A : [l, m]\ninput alloc B : [m, n]\noutput alloc C : [l, n]\n" \
          "C = red 2 (diag 2 3 (prod A B))\n"
-BAD = "lang full\nparam m, n, h\ninput alloc A : [m, h]\ninput alloc B : [h, n]\noutput alloc C : [m, n]\n" \
-      "C = red 1 (diag 1 3 (prod A B))\n"
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    monkeypatch.setenv("CORE_TEIL_CACHE_KEY", "k" * 64)  # inherited by the workers the cluster starts
 
 
 @pytest.fixture(scope="module")
