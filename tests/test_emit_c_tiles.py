@@ -65,11 +65,11 @@ def test_interp_is_tiled_by_the_rows_of_its_blocks():
     assert "ct_w_A_t1_0_w8[ct_k1 * 8 + 7] = 0.0;" in seven
     # t1 and t2 (blocks of one element) get rows of 8 and whole vectors; v, the caller's, 7 lanes
     assert "memcpy(&ct_e_t1_a[ct_k2 * 56 + 48], &" in seven and ", 8 * sizeof(double));" in seven
-    assert re.search(r"memcpy\(&v\[ct_k1 \* 343 \+ ct_k2 \* 49 \+ 42\], &ct_t\d+_6_0, 7 \* sizeof\(double\)\);",
+    assert re.search(r"memcpy\(&v\[ct_k1 \* 343 \+ ct_k2 \* 49 \+ 42\], &ct_t\d+_6, 7 \* sizeof\(double\)\);",
                      seven)
-    # the sums start from -0.0 and add L * R in the body's order
+    # the sums start from -0.0 and add L * R in the body's order, L read where it is used
     assert "{-0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0}" in seven
-    assert "const double ct_l = u[ct_k1 * 343 + ct_m1 * 49 + ct_k2 * 7 + 6]; ct_t" in seven
+    assert re.search(r"ct_t\d+_6 \+= \(u\[ct_k1 \* 343 \+ ct_m1 \* 49 \+ ct_k2 \* 7 \+ 6\]\) \* ct_r0;", seven)
     four = E.emit_c(ct.load(str(INTERP)), {"E": 3, "m": 4, "n": 4}).c
     assert four.count("/* rows 1..4 of 4: 4 x 1 vectors of 4 doubles */") == 3 and "ct_v8" not in four
     assert "_w4" not in four  # rows of 4 fill their vectors: A's copy is the transposed one
@@ -77,9 +77,11 @@ def test_interp_is_tiled_by_the_rows_of_its_blocks():
 
 def test_long_rows_are_split_into_tiles_of_at_most_twelve_vectors():
     helm = E.emit_c(ct.load(str(HELM)), {"E": 2, "n": 13}).c
-    # rows of 13 are 2 vectors of 8: tiles of 6 rows (12 accumulators), 6 + 6 + 1
-    for rows in ("1..6 of 13: 6 x 2 vectors", "7..12 of 13: 6 x 2 vectors", "13..13 of 13: 1 x 2 vectors"):
-        assert helm.count(f"/* rows {rows} of 8 doubles */") == 6  # helm's six contractions
+    # rows of 13 are 2 vectors of 8, each computed in tiles of at most 12 rows (one accumulator
+    # a row), cut evenly: 7 + 6
+    for half in ("1..8", "9..16"):
+        for rows in ("1..7 of 13, elements {}: 7", "8..13 of 13, elements {}: 6"):
+            assert helm.count(f"/* rows {rows.format(half + ' of 16')} x 1 vectors of 8 doubles */") == 6
     # S is read along the elements both as S[c, m] (transposed) and as S[m, c]: two padded copies
     assert "ct_w_S_t1_0_w16" in helm and "ct_w_S_t0_1_w16" in helm
 

@@ -766,33 +766,34 @@ class Emitter:
         pad = "    " * (len(outer) + 1)
         m = tile.sum.var
         zero = "{" + ", ".join(["-0.0"] * lanes) + "}"
-        # 13 rows are 6 + 6 + 1: cut as evenly (4 + 4 + 5), helm took 82 ms instead of 76
-        for b0 in range(0, n_row, tile.rows):
-            block = range(b0, min(b0 + tile.rows, n_row))
-            acc = f"ct_t{next(self._acc)}"
-            lines.append(f"{pad}{{ /* rows {b0 + 1}..{block[-1] + 1} of {n_row}: {len(block)} x {vecs} "
-                         f"vector{'s' if len(block) * vecs > 1 else ''} of {lanes} doubles */")
-            lines += [f"{pad}    {vtype} {acc}_{b}_{j} = {zero};" for b in block for j in range(vecs)]
-            lines.append(f"{pad}    {self.loop(m)} {{")
-            for j in range(vecs):
+        # one vector of a row per accumulator, each product reading its own L: GCC then folds the
+        # broadcast of L into the multiplication, where a broadcast into a register shared by
+        # two vectors of a row took a slot of the arithmetic (docs/decisions.md)
+        for j in range(vecs):
+            for b0 in range(0, n_row, tile.rows):
+                block = range(b0, min(b0 + tile.rows, n_row))
+                acc = f"ct_t{next(self._acc)}"
+                part = f", elements {j * lanes + 1}..{(j + 1) * lanes} of {width}" if vecs > 1 else ""
+                lines.append(f"{pad}{{ /* rows {b0 + 1}..{block[-1] + 1} of {n_row}{part}: {len(block)} x 1 "
+                             f"vector{'s' if len(block) > 1 else ''} of {lanes} doubles */")
+                lines += [f"{pad}    {vtype} {acc}_{b} = {zero};" for b in block]
+                lines.append(f"{pad}    {self.loop(m)} {{")
                 src = self.vector(right, tile.right.index, inner, j * lanes, lanes)
                 lines.append(f"{pad}        {vtype} ct_r{j}; __builtin_memcpy(&ct_r{j}, {src}, sizeof ct_r{j});")
-            for b in block:
-                self.subst = {row: ext(b + 1)}
-                left = self.value_c(tile.left, storages, {})
-                self.subst = {}
-                terms = [f"{acc}_{b}_{j} += " + (f"ct_r{j} * ct_l;" if tile.right_first else f"ct_l * ct_r{j};")
-                         for j in range(vecs)]
-                lines.append(f"{pad}        {{ const double ct_l = {left}; {' '.join(terms)} }}")
-            lines.append(f"{pad}    }}")
-            for b in block:
-                self.subst = {row: ext(b + 1)}
-                for j in range(vecs):
-                    count = min(lanes, stored - j * lanes)
+                for b in block:
+                    self.subst = {row: ext(b + 1)}
+                    left = self.value_c(tile.left, storages, {})
+                    self.subst = {}
+                    lines.append(f"{pad}        {acc}_{b} += " +
+                                 (f"ct_r{j} * ({left});" if tile.right_first else f"({left}) * ct_r{j};"))
+                lines.append(f"{pad}    }}")
+                count = min(lanes, stored - j * lanes)
+                for b in block:
+                    self.subst = {row: ext(b + 1)}
                     dst = self.vector(target, st.domain, inner, j * lanes, count, write=True)
-                    lines.append(f"{pad}    __builtin_memcpy({dst}, &{acc}_{b}_{j}, {count} * sizeof(double));")
-                self.subst = {}
-            lines.append(f"{pad}}}")
+                    lines.append(f"{pad}    __builtin_memcpy({dst}, &{acc}_{b}, {count} * sizeof(double));")
+                    self.subst = {}
+                lines.append(f"{pad}}}")
         lines += ["    " * d + "}" for d in range(len(outer), 0, -1)]
         return lines
 
@@ -991,8 +992,9 @@ def sums_inside(value: Sum, fused: bool) -> bool:
     return fused and n.concrete and int(n.base) <= MAX_SUM_INSIDE  # type: ignore[arg-type]
 
 
-#: Vector accumulators of one tile (:func:`tile_of`): with a row of ``R`` and a broadcast they
-#: fit AVX2's 16 vector registers, so GCC keeps the whole tile in registers.
+#: Vector accumulators of one tile (:func:`tile_of`), one per row: with the vector of ``R`` they
+#: fit AVX2's 16 vector registers (of 4 doubles; AVX-512's 32 hold as many of 8), so GCC keeps
+#: the whole tile in registers.
 TILE_ACCUMULATORS = 12
 #: The longest row loop a tile unrolls (code size: one line per row and vector).
 MAX_TILE_ROWS = 32
@@ -1058,9 +1060,10 @@ def tile_of(st: StmtIR, storages: Mapping[Version, Storage], fused: bool, pad: i
         w = int(inner.bound.base)  # type: ignore[arg-type]
         lanes = 4 if w <= 4 else 8
         width = round_up(w, lanes)
-        if width // lanes > TILE_ACCUMULATORS:  # one row would not fit the registers
+        if width // lanes > TILE_ACCUMULATORS:  # code size: a tile of rows for every vector
             return None
-        rows = max(1, min(int(row.bound.base), TILE_ACCUMULATORS // (width // lanes)))  # type: ignore[arg-type]
+        n_row = int(row.bound.base)  # type: ignore[arg-type]
+        rows = -(-n_row // -(-n_row // TILE_ACCUMULATORS))
         return Tile(tuple(loops), value, left, right, right_first, lanes, width, rows)
     return None
 
