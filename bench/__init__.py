@@ -18,7 +18,9 @@ seeded random order, so that no column always follows the same neighbour (whose
 caches, or BLAS threads still awake, it would inherit).  GFLOP/s of the native engine from the flop count
 of the lifted (O(n^4)) contraction order.  The peak memory of ``interp``
 (tracemalloc: numpy reports its buffers to it) is compared with the bytes of
-its inputs and outputs.
+its inputs and outputs.  The native engine's fresh results go into the buffers
+of the results that earlier rounds let go (``core_teil.native.buffers``), as in
+any loop of calls; its ``out=`` column writes into one array of the caller's.
 
 Issue 15 adds the machine's measured floor, :class:`Floor`: the STREAM triad's
 bandwidth (C, arrays four times the last-level cache, best of ``TRIAD_REPS``)
@@ -193,7 +195,13 @@ def median_ms(samples: list[float]) -> float:
 
 
 def peak_bytes(fn: Callable[[], Any]) -> int:
-    """Peak of the bytes allocated while ``fn`` runs (numpy reports its buffers to tracemalloc)."""
+    """Peak of the bytes allocated while ``fn`` runs (numpy reports its buffers to tracemalloc).
+
+    The native engine's kept buffers are let go first: a kept buffer that ``fn`` reused would
+    be memory held but not allocated while it runs (core_teil.native.buffers)."""
+    from core_teil.native import buffers
+
+    buffers.release()
     tracemalloc.start()
     tracemalloc.reset_peak()
     base = tracemalloc.get_traced_memory()[0]
@@ -306,8 +314,8 @@ def measure_floor(hand: Hand, threads: int) -> Floor:
 
 def run_kernel(k: Kernel, rng: np.random.Generator, hand: Hand | None = None, floor: Floor | None = None) -> Row:
     import core_teil as ct
+    from core_teil.native import buffers, planner
     from core_teil.native import engine as native
-    from core_teil.native import planner
 
     program = ct.load(str(ROOT / k.path))
     inputs = {}
@@ -355,6 +363,10 @@ def run_kernel(k: Kernel, rng: np.random.Generator, hand: Hand | None = None, fl
     agree = all(close(g, ref) for g in got.values())
     for m in ("numpy.einsum", "opt_einsum"):
         agree &= close(methods[m](), ref)
+    # each kernel's rounds start with no buffer kept (core_teil.native.buffers), as in a process
+    # that runs only this kernel: an earlier kernel's kept buffers would take the limit
+    del got
+    buffers.release()
     samples: dict[str, list[float]] = {m: [] for m in methods}
     order = list(methods)
     shuffle = random.Random(len(k.name))

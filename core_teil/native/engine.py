@@ -42,7 +42,7 @@ from ..lang.syntax import Program
 from ..lang.typing import TypedProgram, check_program
 from ..semantics.eval import ArrayInterpretation, evaluate, padding_agrees
 from ..semantics.inputs import check_dtype, check_pad, check_params, run_params, validate_inputs
-from . import _native
+from . import _native, buffers
 from .planner import (
     OVERFLOW_BOUND,
     Buffer,
@@ -334,8 +334,9 @@ def _last_uses(p: Plan) -> list[list[Buffer]]:
 
 
 def aligned_empty(shape: tuple[int, ...], align: int = 64) -> np.ndarray:
-    """An uninitialised float64 array whose data starts on an ``align``-byte boundary."""
-    return _native.aligned_empty(tuple(shape), align)
+    """An uninitialised float64 array whose data starts on an ``align``-byte boundary; a
+    large one in a buffer an earlier call's result left (:mod:`core_teil.native.buffers`)."""
+    return buffers.aligned(tuple(shape), align)
 
 
 #: Elements from which an unpadded result starts on a page: BLAS writes its rows faster
