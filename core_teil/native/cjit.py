@@ -28,13 +28,17 @@ What the C may be trusted with, and why:
   its name also records the SHA-256 of its own bytes, which is checked before every
   load, so a truncated or altered file is compiled again, never loaded.
 
-It is skipped, and the plan runs as before, when ``CORE_TEIL_CJIT=0``, with a pad, with
-symbolic parameters, without a C compiler (or when it fails), for plans with BLAS steps
+A padded plan (``pad=M``) runs emit-c's padded C, which computes ``ct.evaluate(...,
+pad=M)``'s doubles over the padded extents: each input is copied into a padded buffer
+kept from the last call (its padding stays 0), unless it is in the padded layout already
+(then it is used in place), and each output comes back as a view of its padded array at
+the declared shape, as from the plan.  It is skipped, and the plan runs as before, when
+``CORE_TEIL_CJIT=0``, with symbolic parameters, without a C compiler (or when it fails), for plans with BLAS steps
 (``numpy.matmul`` beats naive loops), and for plans too small to repay a compile
 (:data:`MIN_WORK`); :func:`why_not` says which.  The C is single-threaded: a plan the
 engine would spread over several OpenMP threads runs as one call per thread, each on a
-contiguous chunk of the batch dimension that ``native.blockwise`` proves (:class:`Batch`),
-or, without a leading one, as before.
+contiguous chunk of the batch dimension that ``native.blockwise`` proves (:class:`Batch`;
+padded, cut at multiples of the pad), or, without a leading one, as before.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import itertools
 import math
 import os
 import platform
@@ -58,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from ..lang.shapes import round_up
 from ..lang.syntax import Program
 from . import _native
 
@@ -213,6 +219,7 @@ class Batch:
 
     extent: int  # the batch parameter's value in this plan
     rows: Mapping[str, int]  # allocation -> doubles per batch index (absent: broadcast)
+    pad: int | None = None  # padded: a chunk of E' indices computes ceil_M(E') padded rows
 
 
 @dataclass(frozen=True)
@@ -225,6 +232,8 @@ class CKernel:
     work: Any  # ctypes function: doubles of workspace (for a chunk's extent, with a batch)
     path: Path
     batch: Batch | None = None
+    #: With a pad: every input's and output's extents as the C takes them (rounded up)
+    padded: Mapping[str, tuple[int, ...]] | None = None
 
     def run(self, arrays: Mapping[str, np.ndarray], targets: Mapping[str, np.ndarray],
             workspace: Any) -> dict[str, np.ndarray] | None:
@@ -239,10 +248,21 @@ class CKernel:
                 continue
             if a.dtype != np.float64 or not a.dtype.isnative or not a.flags.c_contiguous:
                 return None
+            if self.padded is not None and a.shape != self.padded[name]:
+                a = self._padded_copy(name, a, workspace)
             base.append((name, a.ctypes.data))
         results: dict[str, np.ndarray] = {}
         for name, shape in self.outputs:
             out = targets.get(name)
+            if self.padded is not None:
+                from .engine import aligned_empty
+
+                # the whole padded array, handed back at the declared shape: a view, as the
+                # plan's padded runs return (copying it out cost more than bmm's kernel)
+                whole = aligned_empty(self.padded[name])
+                results[name] = whole[tuple(slice(0, n) for n in shape)] if shape else whole
+                base.append((name, whole.ctypes.data))
+                continue
             if out is None or not out.flags.c_contiguous:
                 from .engine import result_empty
 
@@ -254,9 +274,26 @@ class CKernel:
         else:
             b = self.batch
             teams = max(1, min(_native.openmp_threads(), b.extent))
-            bounds = [(b.extent * i // teams, b.extent * (i + 1) // teams) for i in range(teams)]
+            bounds = _chunks(b.extent, teams, b.pad)
             rc = max(_executor(teams).map(lambda lh: self._call(base, b, *lh, _WORKSPACE), bounds))
         return results if rc == 0 else None  # ENOMEM or EPARAM: the plan runs instead
+
+    def _padded_copy(self, name: str, a: np.ndarray, workspace: Any) -> np.ndarray:
+        """Input ``a`` in the padded layout the C takes (report Definition 7: 0 in the
+        padding), in this thread's copy from the last call: no call writes it, so its padding
+        is still 0 and only the declared region is written again."""
+        copies = getattr(workspace, "cjit_padded", None)
+        if copies is None:
+            copies = workspace.cjit_padded = {}
+        key = (id(self), name)
+        buf = copies.get(key)
+        if buf is None:
+            from .engine import aligned_empty
+
+            buf = copies[key] = aligned_empty(self.padded[name])  # type: ignore[index]
+            buf.fill(0.0)
+        buf[tuple(slice(0, n) for n in a.shape)] = a
+        return buf
 
     def _call(self, base: list[tuple[str, int | None]], b: Batch | None, lo: int, hi: int,
               workspace: Any) -> int:
@@ -308,8 +345,6 @@ def build(program: Program, params: Mapping[str, int], pad: int | None, report: 
     as chunks of that proved batch dimension (:class:`Batch`)."""
     if not enabled():
         raise CJitUnavailable(f"{ENV_SWITCH}=0")
-    if pad is not None:
-        raise CJitUnavailable("padded plans run as before (the engine copies inputs into the padded layout)")
     if blas:
         raise CJitUnavailable("the plan has BLAS steps")
     if threads != 1 and batch is None:
@@ -323,9 +358,9 @@ def build(program: Program, params: Mapping[str, int], pad: int | None, report: 
 
     name = "teil_cjit"
     if batch is None:
-        src = emit_c(program, dict(params), None, name=name, header="teil_cjit.h", certificate=report)
+        src = emit_c(program, dict(params), pad, name=name, header="teil_cjit.h", certificate=report)
     else:  # the batch parameter symbolic: proved again for every extent (the chunks' too)
-        src = emit_c(program, {k: v for k, v in params.items() if k != batch[0]}, None, name=name,
+        src = emit_c(program, {k: v for k, v in params.items() if k != batch[0]}, pad, name=name,
                      header="teil_cjit.h")
     fl = flags()
     directory = cache_directory()
@@ -342,7 +377,11 @@ def build(program: Program, params: Mapping[str, int], pad: int | None, report: 
     except AttributeError as exc:
         raise CJitUnavailable(f"{entry.path if entry else key}: {exc}") from None
     ins = tuple((a.name, a.required) for a in src.args if a.role == "input")
-    outs = tuple((a.name, src.shape(a.name, params)) for a in src.args if a.role == "output")
+    # padded, the C takes the padded extents and the engine hands back the declared ones
+    outs = tuple((a.name, src.shape(a.name, params) if pad is None else _declared(program, a.name, params))
+                 for a in src.args if a.role == "output")
+    padded = None if pad is None else {a.name: src.shape(a.name, params) for a in src.args
+                                  if a.role in ("input", "output")}
     fn.restype, worksize.restype = ctypes.c_int, ctypes.c_ssize_t
     lead = [ctypes.c_ssize_t] if batch is not None else []
     fn.argtypes = [*lead, *[ctypes.c_void_p] * (len(ins) + len(outs) + 1)]
@@ -351,8 +390,25 @@ def build(program: Program, params: Mapping[str, int], pad: int | None, report: 
     if batch is not None:
         rows = {a: math.prod(src.shape(a, params)[1:]) for a, axis in batch[1].items()
                 if axis is not None and a in src.shapes}
-        chunks = Batch(params[batch[0]], rows)
-    return CKernel(fn, ins, outs, worksize, entry.path, chunks)
+        chunks = Batch(params[batch[0]], rows, pad)
+    return CKernel(fn, ins, outs, worksize, entry.path, chunks, padded)
+
+
+def _chunks(extent: int, teams: int, pad: int | None) -> list[tuple[int, int]]:
+    """``teams`` contiguous runs ``[lo, hi)`` of the batch indices ``0..extent``, as even as can
+    be.  Padded, every cut is a multiple of the pad: a chunk of ``E'`` indices computes
+    ``ceil_M(E')`` padded rows, which then end where the next chunk starts (and the last
+    chunk's end at ``ceil_M(extent)``, the whole run's)."""
+    m = pad or 1
+    cuts = sorted({min(extent, -(-(extent * i // teams) // m) * m) for i in range(teams + 1)})
+    return list(itertools.pairwise(cuts))
+
+
+def _declared(program: Program, name: str, params: Mapping[str, int]) -> tuple[int, ...]:
+    """Allocation ``name``'s extents as the program declares them (not rounded up to a pad)."""
+    alloc = program.alloc(name)
+    assert alloc is not None
+    return tuple(d if isinstance(d, int) else params[d] for d in alloc.shape)
 
 
 def prepare(program: Program, params: Mapping[str, int], pad: int | None, report: Any,
@@ -372,7 +428,7 @@ def prepare(program: Program, params: Mapping[str, int], pad: int | None, report
     one = _native.openmp_threads() == 1 or all(threads_for(cc.call.nbatch * cc.work) == 1 for cc in calls)
     blas = compiled.direct is not None or any(cc.gemm is not None for cc in calls)
     batch = None
-    if not one and not blas and enabled() and pad is None and work >= MIN_WORK:
+    if not one and not blas and enabled() and work >= MIN_WORK:
         from .blockwise import batch_dimension
 
         analysis = batch_dimension(program, dict(params))
@@ -389,6 +445,10 @@ def prepare(program: Program, params: Mapping[str, int], pad: int | None, report
     want = tuple((name, tuple(r.stop for r in region)) for name, region in compiled.outputs)
     if sorted(ck.outputs) != sorted(want):
         return f"emit-c's outputs {ck.outputs} are not the plan's {want}"
+    if ck.padded is not None and pad is not None:
+        rounded = {name: tuple(round_up(n, pad) for n in shape) for name, shape in want}
+        if any(ck.padded[name] != shape for name, shape in rounded.items()):
+            return f"emit-c's padded outputs {ck.padded} are not the plan's {want} rounded up to {pad}"
     return ck
 
 

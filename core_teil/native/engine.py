@@ -474,9 +474,14 @@ class Kernel:
         """Run; ``targets`` are output arrays (``out=``) to write the results into directly."""
         targets = targets or {}
         if c.cjit is not None and not isinstance(c.cjit, str):
-            # emit-c's C computes ct.evaluate's doubles in its order, ±inf included: no guard
+            # emit-c's C computes ct.evaluate's doubles in its order, ±inf included: no guard;
+            # padded, the padded semantics' doubles, which report Theorem 3 relates to the
+            # unpadded ones when no value can overflow (else the unpadded run judges, as below)
+            bounded = self.pad is None or _bounded_throughout(c, arrays)
             got = c.cjit.run(arrays, targets, self._pool)
             if got is not None:
+                if not bounded:
+                    padding_agrees(got, lambda: self._unpadded()(**inputs), self.pad)  # type: ignore[arg-type]
                 return got
         try:
             d = c.direct
@@ -722,6 +727,38 @@ class _Sizes:
         if got is None:
             got = self._least[buf] = least_size(self._values(buf))
         return got
+
+
+class _Chained(_Sizes):
+    """The magnitudes of a run whose statement results are not seen (the compiled C): a
+    result is bounded by its statement's :func:`planner.bound`, and its least non-zero
+    magnitude is unknown (0, which bounds no quotient by it)."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray], written: Mapping[Buffer, float]) -> None:
+        super().__init__(arrays, {})
+        self.written = written
+
+    def largest(self, buf: Buffer) -> float:
+        got = self.written.get(buf)
+        return super().largest(buf) if got is None else got
+
+    def least(self, buf: Buffer) -> float:
+        return 0.0 if buf in self.written else super().least(buf)
+
+
+def _bounded_throughout(c: Compiled, arrays: Mapping[str, np.ndarray]) -> bool:
+    """Whether no value of any statement can overflow to ``±inf``, in any order, from these
+    inputs: each statement's bound from its inputs' magnitudes and the bounds of the
+    statements before it (``Kernel._run`` bounds each from the values it stored instead)."""
+    written: dict[Buffer, float] = {}
+    sizes = _Chained(arrays, written)
+    for sp in c.plan.stmts:
+        assert sp.nf.target is not None
+        b = bound(sp.nf.poly, sizes)
+        if not b <= OVERFLOW_BOUND:
+            return False
+        written[sp.nf.target] = b
+    return True
 
 
 #: Up to this many elements ``max |v|`` is one ufunc and one reduction (1.4 us for 64);
