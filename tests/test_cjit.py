@@ -389,8 +389,14 @@ def test_an_input_in_the_padded_layout_is_used_in_place(small):
     assert uses_c(kernel)
     inputs = random_inputs(p, params, 0, specials=False)
     padded_agree(kernel, p, inputs, params, 4, "interp pad 4")
-    (c,) = kernel._compiled.values()
-    assert set(kernel._pool.cjit_padded) == {(id(c.cjit), "A")}
+    assert set(kernel._pool.cjit_padded) == {("A", (3, 4), (4, 4))}
+    # another declared shape with the same padded one (m = 2): a buffer of its own, else A's
+    # third row, written by the call above, would be the other's padding
+    other = ct.compile(p, {"E": 4, "m": 2, "n": 4}, 4)
+    other._pool = kernel._pool
+    padded_agree(other, p, random_inputs(p, {"E": 4, "m": 2, "n": 4}, 1, specials=False),
+                 {"E": 4, "m": 2, "n": 4}, 4, "interp m=2 pad 4, after m=3")
+    assert ("A", (2, 4), (4, 4)) in kernel._pool.cjit_padded
 
 
 def test_emit_c_and_the_plan_must_agree_on_the_padded_output_shapes(small, monkeypatch):

@@ -33,8 +33,9 @@ pad=M)``'s doubles over the padded extents: each input is copied into a padded b
 kept from the last call (its padding stays 0), unless it is in the padded layout already
 (then it is used in place), and each output comes back as a view of its padded array at
 the declared shape, as from the plan.  It is skipped, and the plan runs as before, when
-``CORE_TEIL_CJIT=0``, with symbolic parameters, without a C compiler (or when it fails), for plans with BLAS steps
-(``numpy.matmul`` beats naive loops), and for plans too small to repay a compile
+``CORE_TEIL_CJIT=0``, with symbolic parameters, without a C compiler (or when it fails),
+for plans with BLAS steps (``numpy.matmul`` beats naive loops), and for plans too small
+to repay a compile
 (:data:`MIN_WORK`); :func:`why_not` says which.  The C is single-threaded: a plan the
 engine would spread over several OpenMP threads runs as one call per thread, each on a
 contiguous chunk of the batch dimension that ``native.blockwise`` proves (:class:`Batch`;
@@ -285,12 +286,14 @@ class CKernel:
         copies = getattr(workspace, "cjit_padded", None)
         if copies is None:
             copies = workspace.cjit_padded = {}
-        key = (id(self), name)
+        # keyed by both shapes: only the declared region is ever written, so the padding
+        # of a buffer that served another declared shape would not be 0
+        key = (name, a.shape, self.padded[name])  # type: ignore[index]
         buf = copies.get(key)
         if buf is None:
             from .engine import aligned_empty
 
-            buf = copies[key] = aligned_empty(self.padded[name])  # type: ignore[index]
+            buf = copies[key] = aligned_empty(key[2])
             buf.fill(0.0)
         buf[tuple(slice(0, n) for n in a.shape)] = a
         return buf
@@ -380,8 +383,8 @@ def build(program: Program, params: Mapping[str, int], pad: int | None, report: 
     # padded, the C takes the padded extents and the engine hands back the declared ones
     outs = tuple((a.name, src.shape(a.name, params) if pad is None else _declared(program, a.name, params))
                  for a in src.args if a.role == "output")
-    padded = None if pad is None else {a.name: src.shape(a.name, params) for a in src.args
-                                  if a.role in ("input", "output")}
+    padded = None if pad is None else {
+        a.name: src.shape(a.name, params) for a in src.args if a.role in ("input", "output")}
     fn.restype, worksize.restype = ctypes.c_int, ctypes.c_ssize_t
     lead = [ctypes.c_ssize_t] if batch is not None else []
     fn.argtypes = [*lead, *[ctypes.c_void_p] * (len(ins) + len(outs) + 1)]
