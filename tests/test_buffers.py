@@ -5,6 +5,10 @@ what it reads."""
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,11 +16,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import core_teil as ct
+from core_teil.errors import TeilInputError
 from core_teil.native import buffers
 from core_teil.native import engine as native
 from core_teil.semantics.eval import evaluate
 from tests.test_native import DIFF, _example_case, _lowered_thresholds, both
 
+ROOT = Path(__file__).resolve().parent.parent
 INTERP = {"E": 600, "m": 7, "n": 7}  # a 1.6 MB result: above buffers.MIN_BYTES
 
 
@@ -145,3 +151,26 @@ def test_poison_is_seen_by_a_reader_of_unwritten_values(monkeypatch):
     a[...] = 1.0
     del a
     assert np.isnan(buffers.aligned((4, 4), 64)).all()
+
+
+@pytest.mark.parametrize(("text", "limit"), [(None, 1 << 30), ("0", 0), (" 4096 ", 4096), ("1G", None),
+                                             ("-1", None), ("1e9", None), ("", None), ("١٢", None)])
+def test_the_limit_is_a_number_of_bytes(text, limit):
+    assert buffers._limit(text) == limit
+
+
+def test_a_limit_that_is_not_a_number_is_refused_at_the_first_large_buffer(interp, monkeypatch, tmp_path):
+    monkeypatch.setenv(buffers.ENV_LIMIT, "1G")
+    monkeypatch.setattr(buffers, "LIMIT", None)
+    with pytest.raises(TeilInputError, match=r"CORE_TEIL_KEEP_BYTES='1G' is not a number of bytes"):
+        interp(**_inputs(0))
+    # the command line: exit 2 (bad input), the message, no traceback
+    for name, x in _inputs(0).items():
+        np.save(tmp_path / f"{name}.npy", x)
+    exe = Path(sys.executable).with_name("core-teil")
+    done = subprocess.run([str(exe), "run", "examples/interp.teil", "--engine", "native",
+                           "--input", f"A={tmp_path / 'A.npy'}", "--input", f"u={tmp_path / 'u.npy'}",
+                           "--output", str(tmp_path / "v.npz")], capture_output=True, text=True, check=False,
+                          env={**os.environ, buffers.ENV_LIMIT: "1G"}, cwd=ROOT)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "CORE_TEIL_KEEP_BYTES='1G' is not a number of bytes" in done.stderr

@@ -28,13 +28,27 @@ import threading
 
 import numpy as np
 
+from ..errors import TeilInputError
 from . import _native
 
 #: Buffers of at least this many bytes are kept (smaller ones malloc serves from its heap).
 MIN_BYTES = 1 << 20
 
+ENV_LIMIT = "CORE_TEIL_KEEP_BYTES"
+
+
+def _limit(text: str | None) -> int | None:
+    """The limit ``CORE_TEIL_KEEP_BYTES`` sets: a number of bytes (digits; 0 keeps nothing),
+    1 GiB when it is not set, None when it is not a number (refused at the first large
+    buffer: this module is imported by every command, most of which allocate none)."""
+    if text is None:
+        return 1 << 30
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 #: At most this many bytes are kept (``CORE_TEIL_KEEP_BYTES``; 0 keeps nothing).
-LIMIT = int(os.environ.get("CORE_TEIL_KEEP_BYTES", 1 << 30))
+LIMIT = _limit(os.environ.get(ENV_LIMIT))
 
 #: Set by tests: a reused buffer is filled with NaN first, so that a reader of a value no
 #: call wrote sees NaN and not a plausible old result.
@@ -70,6 +84,9 @@ def aligned(shape: tuple[int, ...], align: int) -> np.ndarray:
     for d in shape:
         n *= d
     size = max(n, 1) + align // 8
+    if LIMIT is None:
+        raise TeilInputError(f"{ENV_LIMIT}={os.environ.get(ENV_LIMIT)!r} is not a number of bytes (digits, "
+                             f"such as {1 << 30} for 1 GiB, or 0 to keep no buffer)")
     if 8 * size < MIN_BYTES or 8 * size > LIMIT:
         return _native.aligned_empty(tuple(shape), align)
     with _LOCK:

@@ -788,6 +788,8 @@ class Emitter:
                                  (f"ct_r{j} * ({left});" if tile.right_first else f"({left}) * ct_r{j};"))
                 lines.append(f"{pad}    }}")
                 count = min(lanes, stored - j * lanes)
+                # the check bounds the destination, not what memcpy reads from the accumulator
+                assert 0 < count <= lanes, (count, lanes)
                 for b in block:
                     self.subst = {row: ext(b + 1)}
                     dst = self.vector(target, st.domain, inner, j * lanes, count, write=True)
