@@ -174,3 +174,19 @@ def test_a_limit_that_is_not_a_number_is_refused_at_the_first_large_buffer(inter
                           env={**os.environ, buffers.ENV_LIMIT: "1G"}, cwd=ROOT)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "CORE_TEIL_KEEP_BYTES='1G' is not a number of bytes" in done.stderr
+
+
+def test_a_child_forked_while_the_lock_is_held_can_allocate():
+    # the lock taken by "another thread" at the moment of the fork: the child gets a fresh one
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    with buffers._LOCK:
+        child = ctx.Process(target=buffers.aligned, args=((1 << 18,), 64), daemon=True)
+        child.start()
+    child.join(30)
+    try:
+        assert child.exitcode == 0
+    finally:
+        if child.is_alive():
+            child.kill()

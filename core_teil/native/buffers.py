@@ -61,6 +61,15 @@ POISON = False
 IDLE = 32
 
 _LOCK = threading.Lock()
+
+
+def _after_fork() -> None:
+    # a child forked while another thread held the lock would wait for it for ever
+    global _LOCK
+    _LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 _KEPT: list[list] = []  # [buffer, the hand-out that last handed it out]
 _TICK = 0  # hand-outs so far
 
