@@ -412,7 +412,7 @@ def test_emit_c_and_the_plan_must_agree_on_the_padded_output_shapes(small, monke
     monkeypatch.setattr(emit_c.CSource, "shape", longer)
     p = ct.load(str(ROOT / "examples" / "axpy.teil"))
     kernel = ct.compile(p, {"n": 3}, 2)
-    assert cjit.why_not(kernel).startswith("emit-c's padded outputs {'a': (), 'x': (5,), 'y': (5,), 'z': (5,)")
+    assert cjit.why_not(kernel).startswith("emit-c's padded extents {'a': (), 'x': (5,), 'y': (5,), 'z': (5,)")
     x = random_inputs(p, {"n": 3}, 2, specials=False)
     padded_agree(kernel, p, x, {"n": 3}, 2, "axpy, the plan")
 

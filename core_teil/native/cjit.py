@@ -449,9 +449,10 @@ def prepare(program: Program, params: Mapping[str, int], pad: int | None, report
     if sorted(ck.outputs) != sorted(want):
         return f"emit-c's outputs {ck.outputs} are not the plan's {want}"
     if ck.padded is not None and pad is not None:
-        rounded = {name: tuple(round_up(n, pad) for n in shape) for name, shape in want}
-        if any(ck.padded[name] != shape for name, shape in rounded.items()):
-            return f"emit-c's padded outputs {ck.padded} are not the plan's {want} rounded up to {pad}"
+        # every array's, inputs' too: an input's padded extents lay out the copy the C reads
+        rounded = {name: tuple(round_up(n, pad) for n in _declared(program, name, params)) for name in ck.padded}
+        if ck.padded != rounded:
+            return f"emit-c's padded extents {ck.padded} are not the declared ones rounded up to {pad}: {rounded}"
     return ck
 
 
