@@ -70,6 +70,7 @@ def _after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork)
+
 _KEPT: list[list] = []  # [buffer, the hand-out that last handed it out]
 _TICK = 0  # hand-outs so far
 
