@@ -29,82 +29,13 @@ from core_teil.lang.shapes import round_up
 from core_teil.native import cjit, planner
 from core_teil.native import engine as native
 from core_teil.semantics.eval import PaddingUnsound
-from core_teil.semantics.inputs import required_inputs
+from tests.test_cjit import CHAIN, assert_bits, chain_inputs, padded_agree, random_inputs
+from tests.test_cjit_review import cache, load, no_plan, small, the_c, threads  # noqa: F401 (the fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc) on this machine")
-
-
-@pytest.fixture(scope="module")
-def review_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("cjit-padded-review")
-
-
-@pytest.fixture
-def padded_c(monkeypatch: pytest.MonkeyPatch, review_cache: Path) -> Path:
-    """C for every plan, however small, into a private cache; one OpenMP thread."""
-    monkeypatch.setenv(cjit.ENV_DIR, str(review_cache))
-    monkeypatch.delenv(cjit.ENV_SWITCH, raising=False)
-    monkeypatch.setattr(cjit, "MIN_WORK", 0)
-    monkeypatch.setattr(native._native, "openmp_threads", lambda: 1)
-    return review_cache
-
-
-def threads(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
-    """``n`` OpenMP threads, and every call large enough for them (padded runs then go in chunks)."""
-    monkeypatch.setattr(native._native, "openmp_threads", lambda: n)
-    monkeypatch.setattr(planner, "PARALLEL_MIN_WORK", 1)
-
-
-def no_plan(monkeypatch: pytest.MonkeyPatch) -> None:
-    """From here on, running the plan's kernels (or the reference engine) fails the test."""
-    def ran(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError("the plan ran, not the C")
-
-    monkeypatch.setattr(native._native, "run", ran)
-    monkeypatch.setattr(native, "gemm", ran)
-    monkeypatch.setattr(native, "evaluate", ran)
-
-
-def the_c(kernel: native.Kernel) -> cjit.CKernel:
-    (c,) = kernel._compiled.values()
-    assert isinstance(c.cjit, cjit.CKernel), c.cjit
-    return c.cjit
-
-
-def same_bits(got: dict[str, Any], want: dict[str, Any], what: str) -> None:
-    """Equal values, NaN where NaN, the same sign of every zero, the same shapes and types."""
-    assert set(got) == set(want), what
-    for name, w in want.items():
-        g = got[name]
-        assert type(g) is np.ndarray and g.shape == w.shape, f"{what}: {name} is {type(g).__name__} {np.shape(g)}"
-        assert np.array_equal(g, w, equal_nan=True), f"{what}: {name}\n{g}\n!=\n{w}"
-        assert np.array_equal(np.signbit(g) & ~np.isnan(g), np.signbit(w) & ~np.isnan(w)), f"{what}: {name} -0.0"
-
-
-def agree(kernel: native.Kernel, p: ct.Program, inputs: dict[str, np.ndarray], params: dict[str, int],
-          pad: int, what: str) -> dict[str, np.ndarray] | None:
-    """The kernel gives ct.evaluate(..., pad)'s doubles, or raises its error with its message."""
-    try:
-        want = ct.evaluate(p, inputs, params, pad)
-    except ct.TeilError as exc:
-        with pytest.raises(type(exc)) as got:
-            kernel(**inputs)
-        assert str(got.value) == str(exc), what
-        return None
-    got = kernel(**inputs)
-    same_bits(got, want, what)
-    return got
-
-
-def random_inputs(p: ct.Program, params: dict[str, int], seed: int) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    shapes = ct.check(p, dict(params))
-    return {a.name: rng.standard_normal(shapes[a.name]) for a in p.inputs() if a.name in required_inputs(p)}
-
-
-def example(name: str) -> ct.Program:
-    return ct.load(str(ROOT / "examples" / f"{name}.teil"))
+# C for every plan, however small, on one thread, into a private cache (test_cjit_review's fixture)
+pytestmark = [pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc) on this machine"),
+              pytest.mark.usefixtures("small")]
 
 
 # --------------------------------------------------------------------------
@@ -147,11 +78,11 @@ def nan_filled(real: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     return empty
 
 
-def test_the_padded_copy_holds_zeros_in_its_padding_whatever_the_allocator_gave(padded_c, monkeypatch):
+def test_the_padded_copy_holds_zeros_in_its_padding_whatever_the_allocator_gave(monkeypatch):
     # A : [3, 3] and u : [2, 3, 3, 3] are copied into padded buffers [4, 4] and [4, 4, 4, 4];
     # uninitialised memory there would be summed into the results (0 · NaN is NaN)
     monkeypatch.setattr(native, "aligned_empty", nan_filled(native.aligned_empty))
-    p = example("interp")
+    p = load("interp.teil")
     params = {"E": 2, "m": 3, "n": 3}
     kernel = ct.compile(p, params, 4)
     ck = the_c(kernel)
@@ -159,21 +90,21 @@ def test_the_padded_copy_holds_zeros_in_its_padding_whatever_the_allocator_gave(
     no_plan(monkeypatch)
     first_in = random_inputs(p, params, 1)
     first_in["A"][1, 2] = np.nan
-    first = agree(kernel, p, first_in, params, 4, "interp pad 4, first call")
+    first = padded_agree(kernel, p, first_in, params, 4, "interp pad 4, first call")
     assert first is not None
     kept = first["v"].copy()
     # the kept buffers are written again on the second call: only their declared regions
     second_in = random_inputs(p, params, 2)
     second_in["u"][1, 0, 0, 0] = -0.0
-    agree(kernel, p, second_in, params, 4, "interp pad 4, second call")
+    padded_agree(kernel, p, second_in, params, 4, "interp pad 4, second call")
     assert set(kernel._pool.cjit_padded) == {("A", (3, 3), (4, 4)), ("u", (2, 3, 3, 3), (4, 4, 4, 4))}
     # the first call's result is its own array, not a buffer the second call wrote
     assert np.array_equal(first["v"], kept, equal_nan=True)
 
 
-def test_an_input_in_the_padded_layout_is_read_in_place_unaligned_and_left_alone(padded_c, monkeypatch):
+def test_an_input_in_the_padded_layout_is_read_in_place_unaligned_and_left_alone(monkeypatch):
     # u : [4, 4, 4, 4] needs no padding: the C reads the caller's array, wherever it starts
-    p = example("interp")
+    p = load("interp.teil")
     params = {"E": 4, "m": 3, "n": 4}
     kernel = ct.compile(p, params, 4)
     the_c(kernel)
@@ -184,7 +115,7 @@ def test_an_input_in_the_padded_layout_is_read_in_place_unaligned_and_left_alone
     u[...] = inputs["u"]
     assert u.ctypes.data % 16 == 8 and u.flags.c_contiguous
     before = u.copy()
-    agree(kernel, p, {"A": inputs["A"], "u": u}, params, 4, "interp, u unaligned in place")
+    padded_agree(kernel, p, {"A": inputs["A"], "u": u}, params, 4, "interp, u unaligned in place")
     assert np.array_equal(u, before)
     assert set(kernel._pool.cjit_padded) == {("A", (3, 4), (4, 4))}
 
@@ -202,7 +133,7 @@ w = mul s A
 
 
 @pytest.mark.parametrize("pad", [2, 4])
-def test_rank_0_outputs_are_0_d_arrays_with_the_padded_semantics_values(padded_c, monkeypatch, pad):
+def test_rank_0_outputs_are_0_d_arrays_with_the_padded_semantics_values(monkeypatch, pad):
     # the plan and ct.evaluate hand back a 0-d ndarray, never a numpy scalar; q = s / s is the
     # controlled division (0 / 0 = 0)
     p = ct.parse(RANK0)
@@ -211,16 +142,16 @@ def test_rank_0_outputs_are_0_d_arrays_with_the_padded_semantics_values(padded_c
     assert dict(ck.outputs) == {"s": (), "q": (), "w": (3,)}
     no_plan(monkeypatch)
     for a in ([1.0, 2.0, -4.0], [0.0, -0.0, 0.0], [np.nan, 1.0, 2.0], [1.5, -1.5, -0.0]):
-        got = agree(kernel, p, {"A": np.array(a)}, {"n": 3}, pad, f"rank 0, A = {a}")
+        got = padded_agree(kernel, p, {"A": np.array(a)}, {"n": 3}, pad, f"rank 0, A = {a}")
         assert got is not None and got["s"].ndim == 0
     out = {"s": np.full((), 7.0), "q": np.full((), 7.0), "w": np.full(3, 7.0)}
     got = kernel(out=out, A=np.array([0.0, -0.0, 0.0]))
     assert all(got[k] is out[k] for k in out)
-    same_bits(got, ct.evaluate(p, {"A": np.array([0.0, -0.0, 0.0])}, {"n": 3}, pad), "rank 0 into out=")
+    assert_bits(got, ct.evaluate(p, {"A": np.array([0.0, -0.0, 0.0])}, {"n": 3}, pad), "rank 0 into out=")
 
 
-def test_outputs_are_views_of_padded_arrays_at_the_declared_shapes(padded_c):
-    p = example("helm")
+def test_outputs_are_views_of_padded_arrays_at_the_declared_shapes():
+    p = load("helm.teil")
     params = {"E": 3, "n": 3}
     kernel = ct.compile(p, params, 4)
     the_c(kernel)
@@ -244,16 +175,16 @@ def longer_one(monkeypatch: pytest.MonkeyPatch, which: str, by: int) -> None:
 
 @pytest.mark.parametrize("which", ["w", "x"])
 @pytest.mark.parametrize("by", [1, -1])
-def test_one_padded_output_off_from_the_plans_is_enough_to_run_the_plan(padded_c, monkeypatch, by, which):
+def test_one_padded_output_off_from_the_plans_is_enough_to_run_the_plan(monkeypatch, by, which):
     # axpy has outputs z and w; only w's padded extent disagrees (longer: the C would be handed
     # an array laid out otherwise; shorter: it would write past the end); or only the input x's
     # (the padded copy the C reads would be laid out otherwise: a silent wrong answer)
     longer_one(monkeypatch, which, by)
-    p = example("axpy")
+    p = load("axpy.teil")
     kernel = ct.compile(p, {"n": 3}, 2)
     why = cjit.why_not(kernel)
     assert why is not None and why.startswith("emit-c's padded extents {") and f"'{which}': ({4 + by},)" in why, why
-    agree(kernel, p, random_inputs(p, {"n": 3}, 5), {"n": 3}, 2, "axpy, the plan")
+    padded_agree(kernel, p, random_inputs(p, {"n": 3}, 5), {"n": 3}, 2, "axpy, the plan")
 
 
 # --------------------------------------------------------------------------
@@ -304,41 +235,30 @@ def never_unpadded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(native, "padding_agrees", judge)
 
 
-def test_bounded_padded_runs_with_nan_results_are_not_judged_again(padded_c, monkeypatch):
+def test_bounded_padded_runs_with_nan_results_are_not_judged_again(monkeypatch):
     # NaN (•) results need no unpadded run when no value can overflow: A = OVERFLOW_BOUND and •
     p = ct.parse(PRODUCT)
     kernel = ct.compile(p, {"n": 3}, 2)
     the_c(kernel)
     never_unpadded(monkeypatch)
     inputs = {"A": np.array([planner.OVERFLOW_BOUND, np.nan, -2.0]), "C": np.array([1.0, 1.0, -0.0])}
-    agree(kernel, p, inputs, {"n": 3}, 2, "A · C at the bound")
+    padded_agree(kernel, p, inputs, {"n": 3}, 2, "A · C at the bound")
 
 
-def test_unpadded_compiled_runs_are_never_judged_by_the_padding_check(padded_c, monkeypatch):
+def test_unpadded_compiled_runs_are_never_judged_by_the_padding_check(monkeypatch):
     p = ct.parse(PRODUCT)
     kernel = ct.compile(p, {"n": 3})
     the_c(kernel)
     never_unpadded(monkeypatch)
     inputs = {"A": np.array([np.inf, np.nan, 1e308]), "C": np.array([0.0, 1.0, 1e10])}
-    same_bits(kernel(**inputs), ct.evaluate(p, inputs, {"n": 3}), "unpadded with ±inf")
+    assert_bits(kernel(**inputs), ct.evaluate(p, inputs, {"n": 3}), "unpadded with ±inf")
 
 
-HIDDEN_CHAIN = """lang full
-param n
-input alloc A : [n, n]
-input alloc B : [n, n]
-alloc T1 : [n, n]
-alloc T2 : [n, n]
-alloc T3 : [n, n]
-output alloc T4 : [n, n]
-T1 = contr 2 3 (prod A B)
-T2 = contr 2 3 (prod T1 B)
-T3 = contr 2 3 (prod T2 B)
-T4 = contr 2 3 (prod T3 B)
-"""
+#: CHAIN with T1 and T2 not outputs: the plan substitutes them into T4 (one statement)
+HIDDEN_CHAIN = CHAIN.replace("output alloc T1", "alloc T1").replace("output alloc T2", "alloc T2")
 
 
-def test_an_overflow_in_statements_the_plan_substitutes_is_refused_as_by_evaluate(padded_c, monkeypatch):
+def test_an_overflow_in_statements_the_plan_substitutes_is_refused_as_by_evaluate(monkeypatch):
     # T1..T3 are not outputs: the C computes them, the plan folds them into T4's bound
     p = ct.parse(HIDDEN_CHAIN)
     params = {"n": 3}
@@ -349,25 +269,11 @@ def test_an_overflow_in_statements_the_plan_substitutes_is_refused_as_by_evaluat
               "B": np.abs(rng.standard_normal((3, 3))) * 1e60 + 1.0}
     with pytest.raises(PaddingUnsound, match="Theorem 3"):
         ct.evaluate(p, inputs, params, 4)
-    agree(kernel, p, inputs, params, 4, "hidden chain")
+    padded_agree(kernel, p, inputs, params, 4, "hidden chain")
     # and finite inputs that stay small: no judge, the padded semantics' doubles
     never_unpadded(monkeypatch)
-    agree(kernel, p, random_inputs(p, params, 6), params, 4, "hidden chain, small")
+    padded_agree(kernel, p, random_inputs(p, params, 6), params, 4, "hidden chain, small")
 
-
-KEPT_CHAIN = """lang full
-param n
-input alloc A : [n, n]
-input alloc B : [n, n]
-output alloc T1 : [n, n]
-output alloc T2 : [n, n]
-alloc T3 : [n, n]
-output alloc T4 : [n, n]
-T1 = contr 2 3 (prod A B)
-T2 = contr 2 3 (prod T1 B)
-T3 = contr 2 3 (prod T2 B)
-T4 = contr 2 3 (prod T3 B)
-"""
 
 KEPT_QUOTIENT = """lang full
 param n
@@ -385,13 +291,6 @@ T4 = contr 2 3 (prod T3 C)
 """
 
 
-def kept_chain_inputs() -> dict[str, np.ndarray]:
-    # T1 ~ 1e260 is finite, T2 overflows; T3's padding is inf · 0 = NaN, which T4 sums in
-    rng = np.random.default_rng(5)
-    return {"A": np.abs(rng.standard_normal((3, 3))) * 1e200 + 1.0,
-            "B": np.abs(rng.standard_normal((3, 3))) * 1e60 + 1.0}
-
-
 def kept_quotient_inputs() -> dict[str, np.ndarray]:
     # T1 = 2e-320 (subnormal) at [1, 1] and finite; T2 = 1e300 / 2e-320 = inf there
     a, b = np.ones((3, 3)), np.ones((3, 3))
@@ -399,9 +298,9 @@ def kept_quotient_inputs() -> dict[str, np.ndarray]:
     return {"A": a, "B": b, "C": np.ones((3, 3))}
 
 
-@pytest.mark.parametrize(("text", "inputs"), [(KEPT_CHAIN, kept_chain_inputs), (KEPT_QUOTIENT, kept_quotient_inputs)],
+@pytest.mark.parametrize(("text", "inputs"), [(CHAIN, chain_inputs), (KEPT_QUOTIENT, kept_quotient_inputs)],
                          ids=["chain", "quotient"])
-def test_results_the_plan_keeps_are_bounded_through_the_statements_before(padded_c, text, inputs):
+def test_results_the_plan_keeps_are_bounded_through_the_statements_before(text, inputs):
     # T1 and T2 are outputs that later statements read: the plan keeps them, and the C's values of
     # them are never seen; only the bounds chained from T1 to T2 (and no bound for a quotient by
     # T1, whose least magnitude is unknown) send the run to the judge that refuses it
@@ -411,20 +310,20 @@ def test_results_the_plan_keeps_are_bounded_through_the_statements_before(padded
     assert isinstance(c.cjit, cjit.CKernel) and len(c.plan.stmts) == 3
     with pytest.raises(PaddingUnsound, match="Theorem 3"):
         ct.evaluate(p, inputs(), {"n": 3}, 4)
-    agree(kernel, p, inputs(), {"n": 3}, 4, "kept results")
+    padded_agree(kernel, p, inputs(), {"n": 3}, 4, "kept results")
 
 
 @pytest.mark.parametrize("nthreads", [1, 2])
 def test_inf_meeting_the_padding_is_padding_unsound_with_evaluates_message_and_exit_2(
-        padded_c, monkeypatch, tmp_path, capsys, nthreads):
+        monkeypatch, tmp_path, capsys, nthreads):
     threads(monkeypatch, nthreads)
-    p = example("interp")
+    p = load("interp.teil")
     params = {"E": 5, "m": 3, "n": 3}
     kernel = ct.compile(p, params, 4)
     assert (the_c(kernel).batch is not None) == (nthreads > 1)
     inputs = random_inputs(p, params, 7)
     inputs["A"][0, 0] = np.inf
-    agree(kernel, p, inputs, params, 4, "interp with inf")
+    padded_agree(kernel, p, inputs, params, 4, "interp with inf")
     # the CLI's native engine: the same refusal, exit 2 (bad input), no traceback
     ran = []
     real = cjit.CKernel.run
@@ -445,11 +344,11 @@ def test_inf_meeting_the_padding_is_padding_unsound_with_evaluates_message_and_e
 
 
 @pytest.mark.parametrize(("nthreads", "pad"), [(1, 4), (2, 2), (3, 4)])
-def test_helm_divides_the_zero_padding_by_the_zero_padding(padded_c, monkeypatch, nthreads, pad):
+def test_helm_divides_the_zero_padding_by_the_zero_padding(monkeypatch, nthreads, pad):
     # r = t / (expa 1 E D): 0 / 0 = 0 in the padding (and where D is ±0 with t = 0), v / 0 = •
     # in the region; on several threads in chunks whose last one ends at ceil_M(E)
     threads(monkeypatch, nthreads)
-    p = example("helm")
+    p = load("helm.teil")
     params = {"E": 9, "n": 3}
     kernel = ct.compile(p, params, pad)
     ck = the_c(kernel)
@@ -457,12 +356,12 @@ def test_helm_divides_the_zero_padding_by_the_zero_padding(padded_c, monkeypatch
     no_plan(monkeypatch)
     inputs = random_inputs(p, params, 8)
     inputs["D"][0, 0, 0], inputs["D"][1, 2, 0] = 0.0, -0.0
-    agree(kernel, p, inputs, params, pad, "helm, D with zeros")
+    padded_agree(kernel, p, inputs, params, pad, "helm, D with zeros")
     inputs["u"][4:] = 0.0
     inputs["u"][5, 1, 1, 1] = -0.0
-    agree(kernel, p, inputs, params, pad, "helm, u zero past row 4")
+    padded_agree(kernel, p, inputs, params, pad, "helm, u zero past row 4")
     inputs["D"][...] = 0.0
-    agree(kernel, p, inputs, params, pad, "helm, D all zero")
+    padded_agree(kernel, p, inputs, params, pad, "helm, D all zero")
 
 
 class Backwards:
@@ -478,9 +377,9 @@ class Backwards:
 
 
 @pytest.mark.parametrize(("nthreads", "extent"), [(2, 9), (3, 9), (3, 13), (4, 5)])
-def test_chunks_compute_disjoint_padded_rows_in_any_order(padded_c, monkeypatch, nthreads, extent):
+def test_chunks_compute_disjoint_padded_rows_in_any_order(monkeypatch, nthreads, extent):
     threads(monkeypatch, nthreads)
-    p = example("helm")
+    p = load("helm.teil")
     params = {"E": extent, "n": 3}
     kernel = ct.compile(p, params, 4)
     ck = the_c(kernel)
@@ -488,7 +387,7 @@ def test_chunks_compute_disjoint_padded_rows_in_any_order(padded_c, monkeypatch,
     seen: list[tuple[int, int]] = []
     monkeypatch.setattr(cjit, "_executor", lambda teams: Backwards(seen))
     no_plan(monkeypatch)
-    agree(kernel, p, random_inputs(p, params, 30 + extent), params, 4, f"helm E={extent} backwards")
+    padded_agree(kernel, p, random_inputs(p, params, 30 + extent), params, 4, f"helm E={extent} backwards")
     starts = [lo for lo, _ in seen]
     ends = [lo + round_up(hi - lo, 4) for lo, hi in seen]  # the padded rows each chunk computes
     assert starts[0] == 0 and ends[-1] == round_up(extent, 4) and ends[:-1] == starts[1:], seen
@@ -507,7 +406,7 @@ S = red 1 (red 1 B)
 
 
 @pytest.mark.parametrize("pad", [2, 4])
-def test_allocations_not_supplied_are_undefined_in_the_region_only(padded_c, monkeypatch, pad):
+def test_allocations_not_supplied_are_undefined_in_the_region_only(monkeypatch, pad):
     # without qualifiers every allocation is an input and an output; B, C and S may be left out
     # (C is then • on its declared region, 0 in its padding, and handed back as •)
     p = ct.parse(UNQUALIFIED)
@@ -517,17 +416,17 @@ def test_allocations_not_supplied_are_undefined_in_the_region_only(padded_c, mon
     assert dict(ck.inputs) == {"A": True, "B": False, "C": False, "S": False}
     no_plan(monkeypatch)
     a = np.arange(9.0).reshape(3, 3) - 4.0
-    got = agree(kernel, p, {"A": a}, params, pad, "only A")
+    got = padded_agree(kernel, p, {"A": a}, params, pad, "only A")
     assert got is not None and np.isnan(got["C"]).all() and got["A"] is not a
-    agree(kernel, p, {"A": a, "C": -a, "S": np.array(2.0), "B": np.full((3, 3), np.nan)}, params, pad, "all")
-    agree(kernel, p, {"C": -a, "A": a}, params, pad, "A and C")
+    padded_agree(kernel, p, {"A": a, "C": -a, "S": np.array(2.0), "B": np.full((3, 3), np.nan)}, params, pad, "all")
+    padded_agree(kernel, p, {"C": -a, "A": a}, params, pad, "A and C")
 
 
 @pytest.mark.parametrize("n", [3, 4])
-def test_out_arrays_receive_a_padded_run_even_when_they_are_an_input(padded_c, monkeypatch, n):
+def test_out_arrays_receive_a_padded_run_even_when_they_are_an_input(monkeypatch, n):
     # m = n: v and u have the same shape, and out={'v': u} overwrites u after the run has read it
     # (n = 4: u : [4, 4, 4, 4] is the padded layout, read in place)
-    p = example("interp")
+    p = load("interp.teil")
     params = {"E": 4, "m": n, "n": n}
     kernel = ct.compile(p, params, 2)
     the_c(kernel)
@@ -537,20 +436,20 @@ def test_out_arrays_receive_a_padded_run_even_when_they_are_an_input(padded_c, m
     fresh = np.full((4, n, n, n), np.nan)
     got = kernel(out={"v": fresh}, **inputs)
     assert got["v"] is fresh
-    same_bits(got, want, "out=")
+    assert_bits(got, want, "out=")
     u = inputs["u"].copy()
     got = kernel(out={"v": u}, A=inputs["A"], u=u)
     assert got["v"] is u
-    same_bits(got, want, "out= is u")
+    assert_bits(got, want, "out= is u")
 
 
-def test_a_batch_dimension_that_is_not_first_runs_the_padded_plan(padded_c, monkeypatch):
+def test_a_batch_dimension_that_is_not_first_runs_the_padded_plan(monkeypatch):
     threads(monkeypatch, 2)
-    p = example("tvm_transposed_matmul")
+    p = load("tvm_transposed_matmul.teil")
     params = {"m": 2, "n": 3, "h": 3}
     kernel = ct.compile(p, params, 2)
     assert cjit.why_not(kernel) == "the plan runs on several OpenMP threads and has no batch dimension to split"
-    agree(kernel, p, random_inputs(p, params, 10), params, 2, "tvm_transposed_matmul pad 2")
+    padded_agree(kernel, p, random_inputs(p, params, 10), params, 2, "tvm_transposed_matmul pad 2")
 
 
 # --------------------------------------------------------------------------
@@ -559,11 +458,11 @@ def test_a_batch_dimension_that_is_not_first_runs_the_padded_plan(padded_c, monk
 
 
 @pytest.mark.parametrize("nthreads", [1, 2])
-def test_two_callers_copy_their_inputs_before_either_runs(padded_c, monkeypatch, nthreads):
+def test_two_callers_copy_their_inputs_before_either_runs(monkeypatch, nthreads):
     # both callers have written their padded copies before either C runs (a barrier after every
     # copy): each thread's copies are its own, so each gets the results of its own inputs
     threads(monkeypatch, nthreads)
-    p = example("interp")
+    p = load("interp.teil")
     params = {"E": 6, "m": 3, "n": 3}
     kernel = ct.compile(p, params, 4)
     the_c(kernel)
@@ -581,12 +480,12 @@ def test_two_callers_copy_their_inputs_before_either_runs(padded_c, monkeypatch,
     with ThreadPoolExecutor(2) as pool:
         got = list(pool.map(lambda i: kernel(**cases[i]), range(2)))
     for i in range(2):
-        same_bits(got[i], want[i], f"caller {i}")
+        assert_bits(got[i], want[i], f"caller {i}")
 
 
-def test_many_calls_from_two_threads_agree(padded_c, monkeypatch):
+def test_many_calls_from_two_threads_agree(monkeypatch):
     threads(monkeypatch, 2)
-    p = example("helm")
+    p = load("helm.teil")
     params = {"E": 7, "n": 3}
     kernel = ct.compile(p, params, 4)
     assert the_c(kernel).batch is not None

@@ -79,8 +79,11 @@ def same_doubles(x: Any, y: Any) -> bool:
                 and np.array_equal(np.signbit(x)[~np.isnan(x)], np.signbit(y)[~np.isnan(y)]))
 
 
-def the_c(kernel: native.Kernel) -> Any:
-    return next(iter(kernel._compiled.values())).cjit
+def the_c(kernel: native.Kernel) -> cjit.CKernel:
+    """The kernel's compiled C (it has one: the plan does not run)."""
+    (c,) = kernel._compiled.values()
+    assert isinstance(c.cjit, cjit.CKernel), c.cjit
+    return c.cjit
 
 
 # --------------------------------------------------------------------------

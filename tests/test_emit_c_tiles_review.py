@@ -188,14 +188,18 @@ def assert_reference_doubles(lib: Any, src: Any, p: ct.Program, params: dict[str
                 np.testing.assert_array_equal(bits(got[name]), bits(w), err_msg=f"{what} {name} seed {seed}")
 
 
+def both_paths(table: dict[str, Any], d: Path) -> dict[str, Any]:
+    """The sources of ``table`` built into one library with the tiles and one without."""
+    sources = list(table.values())
+    return {"table": table, "libs": {"vector": build(sources, d, [*FLAGS, "-DCT_VECTOR=1"]),
+                                     "scalar": build(sources, d, [*FLAGS, "-DCT_VECTOR=0"])}}
+
+
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     table = {name: E.emit_c(ct.parse(text), params, name=f"tr_{name}")
              for name, text, params, *_ in ACCEPTED + REFUSED}
-    d = tmp_path_factory.mktemp("emitc-tiles-review")
-    sources = list(table.values())
-    return {"table": table, "libs": {"vector": build(sources, d, [*FLAGS, "-DCT_VECTOR=1"]),
-                                     "scalar": build(sources, d, [*FLAGS, "-DCT_VECTOR=0"])}}
+    return both_paths(table, tmp_path_factory.mktemp("emitc-tiles-review"))
 
 
 @pytest.mark.parametrize("path", ["vector", "scalar"])

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 import core_teil as ct
-from tests.test_emit_c import CC, ROOT, E, build
-from tests.test_emit_c_tiles_review import ACCEPTED, FLAGS, SMALL, assert_reference_doubles
+from tests.test_emit_c import CC, ROOT, E
+from tests.test_emit_c_tiles_review import ACCEPTED, SMALL, assert_reference_doubles, both_paths
 
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler (cc) on this machine")
 
@@ -122,10 +122,7 @@ CASES = [("r3_rows12", SMALL, {"E": 2, "n": 3, "p": 12, "m": 13}),
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     table = {name: E.emit_c(ct.parse(text), params, name=name) for name, text, params in CASES}
-    d = tmp_path_factory.mktemp("emitc-tiles-review3")
-    sources = list(table.values())
-    return {"table": table, "libs": {"vector": build(sources, d, [*FLAGS, "-DCT_VECTOR=1"]),
-                                     "scalar": build(sources, d, [*FLAGS, "-DCT_VECTOR=0"])}}
+    return both_paths(table, tmp_path_factory.mktemp("emitc-tiles-review3"))
 
 
 @pytest.mark.parametrize("path", ["vector", "scalar"])

@@ -254,7 +254,6 @@ class CKernel:
             base.append((name, a.ctypes.data))
         results: dict[str, np.ndarray] = {}
         for name, shape in self.outputs:
-            out = targets.get(name)
             if self.padded is not None:
                 from .engine import aligned_empty
 
@@ -264,6 +263,7 @@ class CKernel:
                 results[name] = whole[tuple(slice(0, n) for n in shape)] if shape else whole
                 base.append((name, whole.ctypes.data))
                 continue
+            out = targets.get(name)
             if out is None or not out.flags.c_contiguous:
                 from .engine import result_empty
 
@@ -280,23 +280,17 @@ class CKernel:
         return results if rc == 0 else None  # ENOMEM or EPARAM: the plan runs instead
 
     def _padded_copy(self, name: str, a: np.ndarray, workspace: Any) -> np.ndarray:
-        """Input ``a`` in the padded layout the C takes (report Definition 7: 0 in the
-        padding), in this thread's copy from the last call: no call writes it, so its padding
-        is still 0 and only the declared region is written again."""
+        """Input ``a`` in the padded layout the C takes, in this thread's copy from the last
+        call (``engine.padded_copy``, as the plan's padded inputs)."""
+        from .engine import padded_copy
+
         copies = getattr(workspace, "cjit_padded", None)
         if copies is None:
             copies = workspace.cjit_padded = {}
         # keyed by both shapes: only the declared region is ever written, so the padding
         # of a buffer that served another declared shape would not be 0
-        key = (name, a.shape, self.padded[name])  # type: ignore[index]
-        buf = copies.get(key)
-        if buf is None:
-            from .engine import aligned_empty
-
-            buf = copies[key] = aligned_empty(key[2])
-            buf.fill(0.0)
-        buf[tuple(slice(0, n) for n in a.shape)] = a
-        return buf
+        padded = self.padded[name]  # type: ignore[index]
+        return padded_copy(copies, (name, a.shape, padded), a, a.shape, padded)
 
     def _call(self, base: list[tuple[str, int | None]], b: Batch | None, lo: int, hi: int,
               workspace: Any) -> int:

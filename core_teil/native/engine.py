@@ -339,6 +339,20 @@ def aligned_empty(shape: tuple[int, ...], align: int = 64) -> np.ndarray:
     return buffers.aligned(tuple(shape), align)
 
 
+def padded_copy(pool: dict[Any, np.ndarray], key: Any, given: np.ndarray | None, shape: tuple[int, ...],
+                padded: tuple[int, ...]) -> np.ndarray:
+    """``given`` (of ``shape``; • where None) in the padded layout of report Definition 7, in the
+    buffer ``pool[key]`` of this thread's last call.  Nothing writes an initial buffer, so its
+    padding is still 0 and only the region is written again (padded bmm: zeroing fresh buffers
+    took 50 ms per input per call); ``key`` must therefore name one ``shape`` only."""
+    arr = pool.get(key)
+    if arr is None:
+        arr = pool[key] = aligned_empty(padded)
+        arr.fill(0.0)
+    arr[tuple(slice(0, n) for n in shape)] = given if given is not None else np.nan
+    return arr
+
+
 #: Elements from which an unpadded result starts on a page: BLAS writes its rows faster
 #: there than at malloc's 16-byte alignment (matmul 1024: 16.3 -> 16.2 ms, transposed
 #: 16.3 -> 16.2 ms, medians of 81; 64-byte alignment alone did not help).
@@ -547,17 +561,7 @@ class Kernel:
         assert a is not None
         interp = ArrayInterpretation(typed)
         shape = tuple(interp.extent(d) for d in a.shape)
-        # No plan writes an initial buffer, so this thread's padded copy from the last call
-        # is reused: its padding is still 0, and only the region is written again (padded
-        # bmm: zeroing fresh buffers took 50 ms per input per call).
-        pool = self._thread_pool("initial")
-        arr = pool.get(buf)
-        if arr is None:
-            arr = pool[buf] = aligned_empty(buf.shape)
-            arr.fill(0.0)
-        region = tuple(slice(0, n) for n in shape)
-        arr[region] = given if given is not None else np.nan
-        return arr
+        return padded_copy(self._thread_pool("initial"), buf, given, shape, buf.shape)
 
     # -- running the plan --------------------------------------------------------
 

@@ -19,6 +19,13 @@ from .counterexample import Counterexample
 EXIT_PROVED, EXIT_REFUTED, EXIT_UNKNOWN = 0, 1, 3
 
 
+def kept(seconds: float) -> float:
+    """A time as a report keeps it (to the microsecond, :meth:`Report.to_json`): printed from this
+    too, so that a report rebuilt from its JSON (the proof cache) prints what its run printed
+    (5.4996 ms was "5 ms" in a run and, kept as 5.5 ms, "6 ms" from the cache)."""
+    return round(seconds, 6)
+
+
 class Status(StrEnum):
     PROVED = "proved"
     REFUTED = "refuted"
@@ -45,7 +52,7 @@ class ObligationResult:
     def to_json(self) -> dict[str, Any]:
         return {"number": self.number, "name": self.name, "label": self.label, "lemma": self.lemma,
                 "statement": self.statement,
-                "source": self.source, "status": str(self.status), "seconds": round(self.seconds, 6),
+                "source": self.source, "status": str(self.status), "seconds": kept(self.seconds),
                 "sha256": self.digest or None, "smt2": self.smt2, "reason": self.reason or None,
                 "counterexample": self.counterexample.to_json() if self.counterexample else None}
 
@@ -101,12 +108,9 @@ class Report:
         return f"prove {self.file}" + (f" ({'; '.join(scope)})" if scope else "") + f"  [{solver}]"
 
     def rows(self) -> list[tuple[str, ...]]:
-        # the times as to_json keeps them (to the microsecond): a report rebuilt from its JSON
-        # (the proof cache) prints what the run printed (5.4996 ms was "5 ms" there and, kept as
-        # 5.5 ms, "6 ms" here)
         return [(str(o.number), o.name, o.lemma, "-" if o.statement is None else str(o.statement),
                  o.status.upper() if o.status is Status.REFUTED else str(o.status),
-                 f"{round(o.seconds, 6) * 1000:.0f} ms") for o in self.obligations]
+                 f"{kept(o.seconds) * 1000:.0f} ms") for o in self.obligations]
 
     def render(self) -> str:
         head = ("#", "obligation", "lemma", "stmt", "status", "time")
@@ -133,7 +137,7 @@ class Report:
     def summary(self) -> str:
         n = len(self.obligations)
         text = (f"{self.count(Status.PROVED)}/{n} proved, {self.count(Status.REFUTED)} refuted, "
-                f"{self.count(Status.UNKNOWN)} unknown in {round(self.seconds, 6):.2f} s")
+                f"{self.count(Status.UNKNOWN)} unknown in {kept(self.seconds):.2f} s")
         if self.ok:
             text += "\n" + "\n".join(self.conclusions())
         return text
@@ -159,7 +163,7 @@ class Report:
             "pad": self.pad,
             "solver": {"name": self.solver, "version": self.solver_version, "random_seed": 42,
                        "rlimit": self.rlimit, "timeout_s": self.timeout},
-            "ok": self.ok, "exit_code": self.exit_code, "seconds": round(self.seconds, 6),
+            "ok": self.ok, "exit_code": self.exit_code, "seconds": kept(self.seconds),
             "obligations": [o.to_json() for o in self.obligations],
         }
 
