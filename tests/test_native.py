@@ -897,3 +897,30 @@ def test_out_is_refused_unless_float64_c_contiguous_writeable_and_of_the_declare
     got = k(**inputs, out={"z": z})
     assert got["z"] is z and got["w"] is not None
     np.testing.assert_array_equal(z, [3.0] * 4)
+
+
+def test_op_tables_refuse_malformed_rows_and_slots():
+    # the op rows are parsed once, when the plan is compiled (_native.OpTable); a malformed
+    # row or slot table is refused there or by run, never read past its end
+    _native = native._native
+    width = _native.OP_WIDTH
+    good = np.zeros((1, width), dtype=np.int64)
+    _native.OpTable(good, np.zeros(1))
+    with pytest.raises(ValueError, match="wrong width"):
+        _native.OpTable(np.zeros((1, width - 1), dtype=np.int64), np.zeros(1))
+    with pytest.raises(ValueError, match="one coefficient per op row"):
+        _native.OpTable(good, np.zeros(2))
+    too_deep = good.copy()
+    too_deep[0, 1] = _native.MAXL
+    with pytest.raises(ValueError, match="too many loops"):
+        _native.OpTable(too_deep, np.zeros(1))
+    negative = good.copy()
+    negative[0, 1] = -1
+    with pytest.raises(ValueError, match="too many loops"):
+        _native.OpTable(negative, np.zeros(1))
+    table = _native.OpTable(good, np.zeros(1))
+    for slots in (np.zeros((3, 2), dtype=np.int64), np.zeros((3, 3), dtype=np.int32),
+                  np.zeros((3, 3, 1), dtype=np.int64), np.zeros((3, 6), dtype=np.int64)[:, ::2],
+                  np.zeros((3, 3), dtype=">i8")):
+        with pytest.raises(ValueError, match="three columns"):
+            _native.run(table, slots, 0, 0, 1)

@@ -181,8 +181,7 @@ class Gemm:
 @dataclass(eq=False)  # hashed by identity: a thread's slot table is kept under its call
 class CompiledCall:
     call: Call
-    ops_i: np.ndarray
-    ops_f: np.ndarray
+    table: Any  # _native.OpTable: the call's op rows, parsed once
     gemm: Gemm | None = None
     work: int = 0  # innermost iterations per batch element (planner.element_work)
 
@@ -304,7 +303,7 @@ def _compile_calls(p: Plan) -> list[list[CompiledCall]]:
             rows = [d.row(3 * q) for q, d in enumerate(c.ops)]
             ops_i = np.array(rows, dtype=np.int64).reshape(len(rows), _native.OP_WIDTH)
             ops_f = np.array([d.coeff for d in c.ops], dtype=np.float64)
-            cc.append(CompiledCall(c, ops_i, ops_f, Gemm.of(c.blas) if c.blas is not None else None,
+            cc.append(CompiledCall(c, _native.OpTable(ops_i, ops_f), Gemm.of(c.blas) if c.blas is not None else None,
                                    element_work(c)))
         out.append(cc)
     return out
@@ -603,7 +602,7 @@ class Kernel:
                     slots = pool[cc] = _slot_table(cc, pool, None)
                 for row, buf in rows:
                     slots[row, 0] = _native.address(arrays[buf.name] if buf.kind == "initial" else store[buf])
-                _native.run(cc.ops_i, cc.ops_f, slots, cc.call.nbatch, cc.call.scratch, nt)
+                _native.run(cc.table, slots, cc.call.nbatch, cc.call.scratch, nt)
             for b in last:
                 store.pop(b, None)
         return {name: np.array(arrays[buf.name][region], dtype=np.float64) if buf.kind == "initial" else store[buf]
@@ -834,7 +833,7 @@ def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp
         return
     slots = _slot_table(cc, temps, array_of)
     if call.blas is None:
-        _native.run(cc.ops_i, cc.ops_f, slots, call.nbatch, call.scratch, threads_for(call.nbatch * cc.work))
+        _native.run(cc.table, slots, call.nbatch, call.scratch, threads_for(call.nbatch * cc.work))
         return
     # streamed (planner.stream_blas): the BLAS rows of batch elements [lo, hi) into the
     # chunk buffer, then the ops on those elements; the chunk buffer's rows start at lo
@@ -844,7 +843,7 @@ def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp
         hi = min(call.nbatch, lo + call.chunk)
         run_blas(cc, temps, array_of, (lo, hi))
         moved[:, 0] = np.where((slots[:, 0] != 0) & ~fixed, slots[:, 0] + 8 * lo * slots[:, 1], slots[:, 0])
-        _native.run(cc.ops_i, cc.ops_f, moved, hi - lo, call.scratch, threads_for((hi - lo) * cc.work))
+        _native.run(cc.table, moved, hi - lo, call.scratch, threads_for((hi - lo) * cc.work))
 
 
 def _view(arr: np.ndarray, view: tuple[int, tuple[int, ...], tuple[int, ...]]) -> np.ndarray:
