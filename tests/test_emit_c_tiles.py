@@ -65,8 +65,11 @@ def test_interp_is_tiled_by_the_rows_of_its_blocks():
     assert "ct_w_A_t1_0_w8[ct_k1 * 8 + 7] = 0.0;" in seven
     # t1 and t2 (blocks of one element) get rows of 8 and whole vectors; v, the caller's, 7 lanes
     assert "memcpy(&ct_e_t1_a[ct_k2 * 56 + 48], &" in seven and ", 8 * sizeof(double));" in seven
-    assert re.search(r"memcpy\(&v\[ct_k1 \* 343 \+ ct_k2 \* 49 \+ 42\], &ct_t\d+_6, 7 \* sizeof\(double\)\);",
-                     seven)
+    # a part of a vector is stored lane by lane (a memcpy of it went through the stack)
+    lanes = "\n".join(rf" *v\[ct_k1 \* 343 \+ ct_k2 \* 49 \+ {42 + i}\] = ct_t(\d+)_6\[{i}\];" for i in range(7))
+    got = re.search(lanes, seven)
+    assert got and len(set(got.groups())) == 1, got
+    assert "_6[7]" not in seven and "7 * sizeof(double)" not in seven
     # the sums start from -0.0 and add L * R in the body's order, L read where it is used
     assert "{-0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0}" in seven
     assert re.search(r"ct_t\d+_6 \+= \(u\[ct_k1 \* 343 \+ ct_m1 \* 49 \+ ct_k2 \* 7 \+ 6\]\) \* ct_r0;", seven)
@@ -160,7 +163,18 @@ def test_a_block_whose_rows_are_not_padded_gets_only_its_own_lanes(monkeypatch):
     # tile stores 7 lanes of each row, as into the caller's v
     monkeypatch.setattr(E._Build, "pad_rows", lambda self, storages, slots: None)
     c = E.emit_c(ct.load(str(INTERP)), {"E": 3, "m": 7, "n": 7}).c
-    assert "memcpy(&ct_e_t1_a[ct_k2 * 49 + 42], &" in c and ", 8 * sizeof(double));" not in c
+    assert "ct_e_t1_a[ct_k2 * 49 + 48] = ct_t" in c and ", 8 * sizeof(double));" not in c
+    assert "ct_e_t1_a[ct_k2 * 49 + 49] = " not in c and "_6[7]" not in c
+
+
+def test_a_lane_stored_past_its_row_is_caught(monkeypatch):
+    # each lane of a part of a vector is an access the check sees: one lane further is a write
+    # past v's last element
+    real = E.Emitter.lane
+    monkeypatch.setattr(E.Emitter, "lane", lambda self, storage, index, lane, at: real(self, storage, index, lane,
+                                                                                        at + 1))
+    with pytest.raises(E.EmitCheckFailed, match=r"write of v: index 4 ranges over 8, beyond the extent 7"):
+        E.emit_c(ct.load(str(INTERP)), {"E": 3, "m": 7, "n": 7})
 
 
 def test_a_tile_whose_rows_are_off_by_one_is_caught(monkeypatch, tmp_path):

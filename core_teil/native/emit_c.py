@@ -787,13 +787,20 @@ class Emitter:
                     lines.append(f"{pad}        {acc}_{b} += " +
                                  (f"ct_r{j} * ({left});" if tile.right_first else f"({left}) * ct_r{j};"))
                 lines.append(f"{pad}    }}")
-                count = min(lanes, stored - j * lanes)
+                count = self.lanes_stored(stored, j, lanes)
                 # the check bounds the destination, not what memcpy reads from the accumulator
                 assert 0 < count <= lanes, (count, lanes)
                 for b in block:
                     self.subst = {row: ext(b + 1)}
-                    dst = self.vector(target, st.domain, inner, j * lanes, count, write=True)
-                    lines.append(f"{pad}    __builtin_memcpy({dst}, &{acc}_{b}, {count} * sizeof(double));")
+                    if count == lanes:
+                        dst = self.vector(target, st.domain, inner, j * lanes, count, write=True)
+                        lines.append(f"{pad}    __builtin_memcpy({dst}, &{acc}_{b}, {count} * sizeof(double));")
+                    else:
+                        # a part of a vector, lane by lane, each store an access the check sees: a
+                        # memcpy of 5 doubles went through the stack, and reading a lane back from
+                        # a 64-byte store stalled (helm, Intel: 63.2 -> 59.0 ms, docs/decisions.md)
+                        lines += [f"{pad}    {self.lane(target, st.domain, inner, j * lanes + i)} = {acc}_{b}[{i}];"
+                                  for i in range(count)]
                     self.subst = {}
                 lines.append(f"{pad}}}")
         lines += ["    " * d + "}" for d in range(len(outer), 0, -1)]
@@ -813,6 +820,20 @@ class Emitter:
                 f"for (ptrdiff_t {q} = {k} * {per}; {q} < {k} * {per} + {per}; ++{q}) if ({q} * 8 < {size}) "
                 f"__builtin_prefetch(&{storage.cname}[({first} + 1) * {size} + {q} * 8], 0, 3);"
                 for storage, size in ahead.inputs]
+
+    @staticmethod
+    def lanes_stored(stored: int, j: int, lanes: int) -> int:
+        """How many lanes of a row's vector ``j`` the row holds (``stored`` elements): all of
+        them, or the row's last ones, stored lane by lane."""
+        return min(lanes, stored - j * lanes)
+
+    def lane(self, storage: Storage, index: tuple[Ix, ...], lane: LoopVar, at: int) -> str:
+        """The element of ``storage`` at ``index`` with ``lane`` at ``at`` (0-based), written: an
+        access the check records like any other."""
+        saved, self.subst = self.subst, {**self.subst, lane: ext(at + 1)}
+        address = self.access(storage, index, True)
+        self.subst = saved
+        return address
 
     def vector(self, storage: Storage, index: tuple[Ix, ...], lane: LoopVar, first: int, count: int,
                write: bool = False) -> str:
