@@ -625,3 +625,44 @@ _FORKED: dict[str, Any] = {}
 
 def _run_in_child(inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, bool]:
     return _FORKED["kernel"](**inputs)["v"], cjit._executor(2) is _FORKED["pool"]
+
+
+def test_the_compiler_runs_outside_the_engines_lock(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    # the lock every proof in the process takes is free while cc runs, and another thread given
+    # the kernel meanwhile runs its plan without the C, with the same doubles
+    import threading
+
+    monkeypatch.setenv(cjit.ENV_DIR, str(tmp_path))  # empty: this kernel is compiled, not found
+    monkeypatch.delenv(cjit.ENV_SWITCH, raising=False)
+    monkeypatch.setattr(cjit, "MIN_WORK", 0)
+    p = ct.load(str(ROOT / "examples" / "matmul.teil"))
+    params = {"l": 3, "m": 4, "n": 5}
+    mine, theirs = random_inputs(p, params, 1), random_inputs(p, params, 2)
+    seen: dict[str, Any] = {}
+    real = cjit.compile_entry
+
+    def compiling(*args: Any) -> Any:
+        # ct.compile prepares its kernel before it returns it: the kernel is Kernel._prepare's self
+        frame = sys._getframe()
+        while frame.f_code.co_name != "_prepare":
+            frame = frame.f_back
+        k = frame.f_locals["self"]
+
+        def other() -> None:
+            seen["lock free"] = native._Z3.acquire(timeout=5)
+            if seen["lock free"]:
+                native._Z3.release()
+            seen["why not"] = cjit.why_not(k)
+            seen["theirs"] = k(**theirs)["C"]
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join(15)
+        return real(*args)
+
+    monkeypatch.setattr(cjit, "compile_entry", compiling)
+    k = native.compile(p, params)
+    assert seen["lock free"] and seen["why not"] == cjit.COMPILING
+    assert cjit.why_not(k) is None  # the caller of ct.compile waited for its compile
+    same_doubles(k(**mine)["C"], ct.evaluate(p, mine, params)["C"])
+    same_doubles(seen["theirs"], ct.evaluate(p, theirs, params)["C"])

@@ -57,7 +57,7 @@ import subprocess
 import sysconfig
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,8 +68,8 @@ from ..lang.shapes import round_up
 from ..lang.syntax import Program
 from . import _native
 
-__all__ = ["ENV_DIR", "ENV_SWITCH", "MIN_WORK", "Batch", "CKernel", "build", "cache_directory", "enabled", "prepare",
-           "why_not"]
+__all__ = ["COMPILING", "ENV_DIR", "ENV_SWITCH", "MIN_WORK", "Batch", "CKernel", "build", "cache_directory", "emit",
+           "enabled", "prepare", "why_not"]
 
 #: ``CORE_TEIL_CJIT=0`` turns compiled C off (the plan runs as before).
 ENV_SWITCH = "CORE_TEIL_CJIT"
@@ -85,6 +85,8 @@ MIN_WORK = 1 << 16
 BASE_FLAGS = ("-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fPIC", "-shared")
 COMPILE_TIMEOUT_S = 300
 
+#: A plan's ``cjit`` while its C compiles (outside the engine's lock): the plan runs meanwhile.
+COMPILING = "its C is being compiled (the plan runs meanwhile)"
 _LOADED: dict[str, Any] = {}  # library path -> the loaded library (kept alive for the process)
 _LOCK = threading.Lock()
 
@@ -334,7 +336,19 @@ def _executor(threads: int) -> Any:
 
 def build(program: Program, params: Mapping[str, int], pad: int | None, report: Any,
           work: int, threads: int, blas: bool, batch: tuple[str, Mapping[str, int | None]] | None = None) -> CKernel:
-    """The compiled C for this plan, or :class:`CJitUnavailable` saying why not.
+    """The compiled C for this plan, or :class:`CJitUnavailable` saying why not (:func:`emit`,
+    then its compile)."""
+    return emit(program, params, pad, report, work, threads, blas, batch)()
+
+
+def emit(program: Program, params: Mapping[str, int], pad: int | None, report: Any,
+         work: int, threads: int, blas: bool,
+         batch: tuple[str, Mapping[str, int | None]] | None = None) -> Callable[[], CKernel]:
+    """The first half of :func:`build`: emit-c's C for this plan, or :class:`CJitUnavailable`
+    saying why not; the function returned compiles (or finds) and loads it.  The halves are
+    apart because emit-c proves, which the engine does under its Z3 lock, and a compiler may
+    take seconds (or, hung, :data:`COMPILE_TIMEOUT_S`), which no other thread's proof should
+    wait for.
 
     ``work`` is the plan's innermost iterations per call, ``threads`` how many OpenMP threads
     the plan would use, ``blas`` whether it has BLAS steps; ``report`` the engine's proof.
@@ -362,33 +376,37 @@ def build(program: Program, params: Mapping[str, int], pad: int | None, report: 
     fl = flags()
     directory = cache_directory()
     key = cache_key(src.c, src.h, cc, fl)
-    entry = lookup(directory, key)
-    try:
-        if entry is None:
-            entry = compile_entry(directory, key, src.c, src.h, src.header, cc, fl)
-        lib = load(entry)
-        fn = getattr(lib, name)
-        worksize = getattr(lib, f"{name}_work")
-    except OSError as exc:  # an unwritable cache, a library the loader refuses
-        raise CJitUnavailable(f"{directory}: {exc}") from None
-    except AttributeError as exc:
-        raise CJitUnavailable(f"{entry.path if entry else key}: {exc}") from None
     ins = tuple((a.name, a.required) for a in src.args if a.role == "input")
     # padded, the C takes the padded extents and the engine hands back the declared ones
     outs = tuple((a.name, src.shape(a.name, params) if pad is None else _declared(program, a.name, params))
                  for a in src.args if a.role == "output")
     padded = None if pad is None else {
         a.name: src.shape(a.name, params) for a in src.args if a.role in ("input", "output")}
-    fn.restype, worksize.restype = ctypes.c_int, ctypes.c_ssize_t
-    lead = [ctypes.c_ssize_t] if batch is not None else []
-    fn.argtypes = [*lead, *[ctypes.c_void_p] * (len(ins) + len(outs) + 1)]
-    worksize.argtypes = lead
     chunks = None
     if batch is not None:
         rows = {a: math.prod(src.shape(a, params)[1:]) for a, axis in batch[1].items()
                 if axis is not None and a in src.shapes}
         chunks = Batch(params[batch[0]], rows, pad)
-    return CKernel(fn, ins, outs, worksize, entry.path, chunks, padded)
+
+    def compiled() -> CKernel:
+        entry = lookup(directory, key)
+        try:
+            if entry is None:
+                entry = compile_entry(directory, key, src.c, src.h, src.header, cc, fl)
+            lib = load(entry)
+            fn = getattr(lib, name)
+            worksize = getattr(lib, f"{name}_work")
+        except OSError as exc:  # an unwritable cache, a library the loader refuses
+            raise CJitUnavailable(f"{directory}: {exc}") from None
+        except AttributeError as exc:
+            raise CJitUnavailable(f"{entry.path if entry else key}: {exc}") from None
+        fn.restype, worksize.restype = ctypes.c_int, ctypes.c_ssize_t
+        lead = [ctypes.c_ssize_t] if batch is not None else []
+        fn.argtypes = [*lead, *[ctypes.c_void_p] * (len(ins) + len(outs) + 1)]
+        worksize.argtypes = lead
+        return CKernel(fn, ins, outs, worksize, entry.path, chunks, padded)
+
+    return compiled
 
 
 def _chunks(extent: int, teams: int, pad: int | None) -> list[tuple[int, int]]:
@@ -409,11 +427,12 @@ def _declared(program: Program, name: str, params: Mapping[str, int]) -> tuple[i
 
 
 def prepare(program: Program, params: Mapping[str, int], pad: int | None, report: Any,
-            compiled: Any, fixed: Mapping[str, int]) -> CKernel | str:
-    """For :meth:`engine.Kernel._prepare_locked`: the compiled C of ``compiled`` (an
-    ``engine.Compiled``), or why the plan runs as before (a sentence).  ``fixed`` are the
-    parameters given to ``ct.compile``: a kernel with symbolic ones (read off each call's
-    shapes) is not compiled to C at its first call."""
+            compiled: Any, fixed: Mapping[str, int]) -> Callable[[], CKernel | str] | str:
+    """For :meth:`engine.Kernel._prepare_locked`: why the plan runs as before (a sentence), or
+    emit-c's C of ``compiled`` (an ``engine.Compiled``) as a function that compiles and loads
+    it and returns the kernel or why not; the engine calls it outside its Z3 lock
+    (:func:`emit`).  ``fixed`` are the parameters given to ``ct.compile``: a kernel with
+    symbolic ones (read off each call's shapes) is not compiled to C at its first call."""
     if set(fixed) != set(program.params):
         return "symbolic parameters"
     from ..errors import TeilError
@@ -433,21 +452,31 @@ def prepare(program: Program, params: Mapping[str, int], pad: int | None, report
         if analysis.ok and all(axis in (0, None) for axis in analysis.axes.values()):
             batch = (str(analysis.param), analysis.axes)
     try:
-        ck = build(program, params, pad, report, work, 1 if one else 0, blas, batch)
+        finish = emit(program, params, pad, report, work, 1 if one else 0, blas, batch)
     except (CJitUnavailable, TeilError) as exc:
         return str(exc)
     except Exception as exc:  # an optional speed-up must never fail a compile that worked before
         return f"{type(exc).__name__}: {exc}"
-    # the C's outputs are the engine's, at the same (declared) shapes
-    want = tuple((name, tuple(r.stop for r in region)) for name, region in compiled.outputs)
-    if sorted(ck.outputs) != sorted(want):
-        return f"emit-c's outputs {ck.outputs} are not the plan's {want}"
-    if ck.padded is not None and pad is not None:
-        # every array's, inputs' too: an input's padded extents lay out the copy the C reads
-        rounded = {name: tuple(round_up(n, pad) for n in _declared(program, name, params)) for name in ck.padded}
-        if ck.padded != rounded:
-            return f"emit-c's padded extents {ck.padded} are not the declared ones rounded up to {pad}: {rounded}"
-    return ck
+
+    def ready() -> CKernel | str:
+        try:
+            ck = finish()
+        except (CJitUnavailable, TeilError) as exc:
+            return str(exc)
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"
+        # the C's outputs are the engine's, at the same (declared) shapes
+        want = tuple((name, tuple(r.stop for r in region)) for name, region in compiled.outputs)
+        if sorted(ck.outputs) != sorted(want):
+            return f"emit-c's outputs {ck.outputs} are not the plan's {want}"
+        if ck.padded is not None and pad is not None:
+            # every array's, inputs' too: an input's padded extents lay out the copy the C reads
+            rounded = {name: tuple(round_up(n, pad) for n in _declared(program, name, params)) for name in ck.padded}
+            if ck.padded != rounded:
+                return f"emit-c's padded extents {ck.padded} are not the declared ones rounded up to {pad}: {rounded}"
+        return ck
+
+    return ready
 
 
 def why_not(kernel: Any) -> str | None:

@@ -401,9 +401,18 @@ class Kernel:
             return c
         with _Z3:
             c = self._compiled.get(key)  # another thread may have prepared it meanwhile
-            return c if c is not None else self._prepare_locked(key, params, typed)
+            if c is not None:
+                return c
+            c, compile_c = self._prepare_locked(key, params, typed)
+        if compile_c is not None:
+            # outside the lock, which every proof in the process takes: a compiler may take
+            # seconds; another thread given this plan meanwhile runs it without the C
+            c.cjit = compile_c()
+        return c
 
-    def _prepare_locked(self, key: tuple, params: dict[str, int], typed: TypedProgram | None) -> Compiled:
+    def _prepare_locked(self, key: tuple, params: dict[str, int],
+                        typed: TypedProgram | None) -> tuple[Compiled, Any]:
+        """The plan, checked and published, and the function that compiles its C (or None)."""
         report = certify(self.program, params, self.pad)
         if typed is None or typed.params != params:
             typed = check_program(self.program, params)
@@ -421,9 +430,10 @@ class Kernel:
                      None if direct is not None else _fast(p, calls, guarded, regions, self.pad))
         from . import cjit
 
-        c.cjit = cjit.prepare(self.program, params, self.pad, report, c, fixed=self.params)
+        ready = cjit.prepare(self.program, params, self.pad, report, c, fixed=self.params)
+        c.cjit = ready if isinstance(ready, str) else cjit.COMPILING
         self._compiled[key] = c
-        return c
+        return c, None if isinstance(ready, str) else ready
 
     def blockwise(self, chunks: int, batch: str | None = None, **inputs: Any) -> dict[str, Any]:
         """Issue 17: the outputs as dask arrays, ``chunks`` elements of the proved batch dimension
