@@ -212,10 +212,14 @@ class Zygote:
         return code, texts[0], "" if merge else texts[1]
 
     def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            self.proc.wait(timeout=30)
+        if self.proc is None:
+            return
+        # stdin's end is the zygote's cue to exit; both pipes closed, or a ResourceWarning
+        # ends make test
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+        self.proc.stdout.close()
 
 
 ZYGOTE_PROCESS = Zygote()
