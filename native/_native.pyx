@@ -54,13 +54,13 @@ def openmp_threads() -> int:
     return tk_max_threads()
 
 
-def address(cnp.ndarray a) -> int:
+def address(cnp.ndarray a not None) -> int:
     """The address of ``a``'s first element: ``a.ctypes.data`` without building a ctypes
     object (a call's op table needs several; each cost a microsecond)."""
     return <intptr_t> cnp.PyArray_DATA(a)
 
 
-def aligned_empty(tuple shape, Py_ssize_t align):
+def aligned_empty(tuple shape not None, Py_ssize_t align):
     """An uninitialised C-contiguous float64 array of ``shape`` whose data starts on an
     ``align``-byte boundary (a power of two, at least 8): a view into a slightly larger
     buffer.  In C because after a large GEMM the same three numpy calls in Python took
@@ -81,7 +81,7 @@ cdef cnp.npy_intp _elements(tuple shape) except -1:
     return n if n > 0 else 1
 
 
-def aligned_view(cnp.ndarray raw, tuple shape, Py_ssize_t align):
+def aligned_view(cnp.ndarray raw not None, tuple shape not None, Py_ssize_t align):
     """The C-contiguous float64 array of ``shape`` that starts at ``raw``'s first
     ``align``-byte boundary, with ``raw`` (a 1-D float64 buffer of at least
     ``max(prod(shape), 1) + align // 8`` doubles, checked) as its base."""
@@ -103,7 +103,7 @@ def aligned_view(cnp.ndarray raw, tuple shape, Py_ssize_t align):
     return out
 
 
-def same_arrays(values, tuple shapes) -> bool:
+def same_arrays(values, tuple shapes not None) -> bool:
     """Whether ``values`` are, one for each of ``shapes`` and in order, arrays of exactly
     type ``ndarray`` holding native-order float64, C-contiguous, of that shape.
 
@@ -152,7 +152,7 @@ cdef double _largest(const double *p, Py_ssize_t n) noexcept nogil:
     return m3 if m3 > m else m
 
 
-def largest_abs(cnp.ndarray a) -> float:
+def largest_abs(cnp.ndarray a not None) -> float:
     """``max |v|`` over the values of a C-contiguous float64 array that are not NaN, 0 when
     there are none (``engine.largest_size``, the overflow guard's measure of an input; one
     pass, no temporary: numpy's ``abs().max()`` cost 8 us on 64 elements)."""
@@ -227,7 +227,7 @@ cdef class OpTable:
 cdef bint _SLOTS_IN_PLACE = sizeof(tk_slot) == 3 * sizeof(int64_t) and sizeof(double *) == sizeof(int64_t)
 
 
-def run(OpTable table, cnp.ndarray slots_i, int64_t nbatch, int64_t scratch_per_thread, int nthreads=0):
+def run(OpTable table not None, cnp.ndarray slots_i not None, int64_t nbatch, int64_t scratch_per_thread, int nthreads=0):
     """Run ``table``'s ops for every batch element ``0 <= i < nbatch``.
 
     ``slots_i`` (C-contiguous int64, three columns) rows are ``(address or 0, batch stride,

@@ -924,3 +924,18 @@ def test_op_tables_refuse_malformed_rows_and_slots():
                   np.zeros((3, 3), dtype=">i8")):
         with pytest.raises(ValueError, match="three columns"):
             _native.run(table, slots, 0, 0, 1)
+
+
+def test_the_extension_refuses_none_for_an_array():
+    # Cython lets None through a typed argument unless told not to; its fields would then be
+    # read from None's memory
+    _native = native._native
+    slots = np.zeros((3, 3), dtype=np.int64)
+    for call in (lambda: _native.address(None), lambda: _native.largest_abs(None),
+                 lambda: _native.run(None, slots, 1, 0, 1),
+                 lambda: _native.run(_native.OpTable(np.zeros((1, _native.OP_WIDTH), dtype=np.int64), np.zeros(1)),
+                                     None, 1, 0, 1),
+                 lambda: _native.aligned_view(None, (2,), 64), lambda: _native.aligned_empty(None, 64),
+                 lambda: _native.same_arrays([], None)):
+        with pytest.raises(TypeError):
+            call()
