@@ -302,15 +302,13 @@ def test_two_threads_first_calls_prepare_the_plan_once(fresh):
 
 
 # --------------------------------------------------------------------------
-# A path the change missed (strict xfail: passes once fixed)
+# A path the change missed (review r19; fixed in Kernel._unpadded)
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="Kernel._unpadded builds the judge holding native._Z3, so its C "
-                                        "compiles under the lock ac2e085 releases everywhere else")
 def test_the_padded_kernels_judge_compiles_with_the_lock_free(fresh, monkeypatch):
     # a padded run meeting inf is judged by the unpadded kernel, built on demand (the first such
-    # call) and, being fixed-parameter, compiled to C: that compile still holds the lock
+    # call) and, being fixed-parameter, compiled to C: that compile must not hold the lock
     p, params = load("interp.teil"), {"E": 3, "m": 3, "n": 3}
     kernel = ct.compile(p, params, 4)
     assert cjit.why_not(kernel) is None

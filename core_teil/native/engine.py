@@ -545,10 +545,16 @@ class Kernel:
 
     def _unpadded(self) -> Kernel:
         """The same program without padding: the judge when a padded run meets a non-finite value."""
-        with _Z3:
-            if self._unpadded_kernel is None:
-                self._unpadded_kernel = Kernel(self.program, self.params, None)
-            return self._unpadded_kernel
+        judge = self._unpadded_kernel
+        if judge is None:
+            # built outside the lock, so that its C compiles outside it too (Kernel._prepare;
+            # the lock is re-entrant, review r19); two threads may each build one: one is kept
+            judge = Kernel(self.program, self.params, None)
+            with _Z3:
+                if self._unpadded_kernel is None:
+                    self._unpadded_kernel = judge
+                judge = self._unpadded_kernel
+        return judge
 
     # -- inputs (the checks of eval.initial_store, without building a store) --
 
