@@ -222,9 +222,11 @@ cdef class OpTable:
         free(self.ops)
 
 
-#: A slot row ``(address, batch stride, scratch offset)`` of int64 is a ``tk_slot`` as laid
-#: out in memory where pointers are 64 bits: the table is then read in place, not copied.
-cdef bint _SLOTS_IN_PLACE = sizeof(tk_slot) == 3 * sizeof(int64_t) and sizeof(double *) == sizeof(int64_t)
+# A slot row ``(address, batch stride, scratch offset)`` of int64 is a ``tk_slot`` as laid out in
+# memory where pointers are 64 bits, and run reads the table in place.  Elsewhere the extension
+# refuses to load: a branch that copied the rows ran on no machine the tests run on (review r18).
+if not (sizeof(tk_slot) == 3 * sizeof(int64_t) and sizeof(double *) == sizeof(int64_t)):
+    raise ImportError("core-teil's native engine needs 64-bit pointers (a slot row is read as a tk_slot)")
 
 
 def run(OpTable table not None, cnp.ndarray slots_i not None, int64_t nbatch, int64_t scratch_per_thread, int nthreads=0):
@@ -235,38 +237,22 @@ def run(OpTable table not None, cnp.ndarray slots_i not None, int64_t nbatch, in
     ``nthreads``: 0 for OpenMP's default, 1 runs serially with no parallel region to wake."""
     if (cnp.PyArray_TYPE(slots_i) != cnp.NPY_INT64 or cnp.PyArray_NDIM(slots_i) != 2
             or cnp.PyArray_DIMS(slots_i)[1] != 3 or not cnp.PyArray_IS_C_CONTIGUOUS(slots_i)
-            or not cnp.PyArray_ISNOTSWAPPED(slots_i)):
-        raise ValueError("slots must be a C-contiguous int64 array of three columns")
+            or not cnp.PyArray_ISNOTSWAPPED(slots_i) or not cnp.PyArray_ISALIGNED(slots_i)):
+        raise ValueError("slots must be an aligned C-contiguous int64 array of three columns")
     cdef const tk_op *ops = table.ops
     cdef int nops = table.nops
-    cdef int nslots = <int> cnp.PyArray_DIMS(slots_i)[0]
-    cdef const int64_t *rows = <const int64_t *> cnp.PyArray_DATA(slots_i)
-    cdef int q
+    cdef const tk_slot *slots = <const tk_slot *> cnp.PyArray_DATA(slots_i)
     cdef int64_t i
-    cdef tk_slot *copied = NULL
-    cdef const tk_slot *slots
     cdef double *scratch = NULL
     cdef int nt
     cdef int64_t chunk, nchunks
     cdef bint chunked = nops == 1 and scratch_per_thread == 0
-    if _SLOTS_IN_PLACE:
-        slots = <const tk_slot *> rows
-    else:
-        copied = <tk_slot *> malloc(max(nslots, 1) * sizeof(tk_slot))
-        if copied == NULL:
-            raise MemoryError()
-        for q in range(nslots):
-            copied[q].base = <double *> <intptr_t> rows[3 * q]
-            copied[q].bstride = rows[3 * q + 1]
-            copied[q].soff = rows[3 * q + 2]
-        slots = copied
     nt = nthreads if nthreads > 0 else tk_max_threads()
     if nbatch < nt:
         nt = <int> max(nbatch, 1)
     if scratch_per_thread > 0:
         scratch = <double *> malloc(nt * scratch_per_thread * sizeof(double) + 64)
         if scratch == NULL:
-            free(copied)
             raise MemoryError()
     # more chunks than threads, handed out dynamically: a core busy with another
     # process must not hold up the whole op (static halves would)
@@ -289,7 +275,6 @@ def run(OpTable table not None, cnp.ndarray slots_i not None, int64_t nbatch, in
                                    _aligned(scratch) + threadid() * scratch_per_thread
                                    if scratch != NULL else NULL)
     finally:
-        free(copied)
         free(scratch)
 
 

@@ -921,7 +921,7 @@ def test_op_tables_refuse_malformed_rows_and_slots():
     table = _native.OpTable(good, np.zeros(1))
     for slots in (np.zeros((3, 2), dtype=np.int64), np.zeros((3, 3), dtype=np.int32),
                   np.zeros((3, 3, 1), dtype=np.int64), np.zeros((3, 6), dtype=np.int64)[:, ::2],
-                  np.zeros((3, 3), dtype=">i8")):
+                  np.zeros((3, 3), dtype=">i8"), np.frombuffer(bytearray(8 * 9 + 1), np.int64, 9, 1).reshape(3, 3)):
         with pytest.raises(ValueError, match="three columns"):
             _native.run(table, slots, 0, 0, 1)
 
