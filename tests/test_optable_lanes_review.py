@@ -131,32 +131,32 @@ def expected_one(a: np.ndarray, b: np.ndarray, o: np.ndarray) -> np.ndarray:
     return want
 
 
-def check_module(mod: Any, threads: int) -> None:
-    """Both tables through ``mod``'s OpTable and run, against numpy, every element of O (also
-    those no op should touch)."""
+def check_tables(threads: int) -> None:
+    """Both tables through OpTable and run, against numpy, every element of O (also those no
+    op should touch)."""
     ops_i, ops_f = five_ops()
-    table = mod.OpTable(ops_i, ops_f)
+    table = _native.OpTable(ops_i, ops_f)
     assert table.nops == 5
     ops_i[:] = 0  # parsed once: the table no longer reads the rows
     ops_f[:] = 0.0
     a, b, o = buffers(1)
     want = expected_five(a, b, o)
-    mod.run(table, slot_rows(a, b, o), NBATCH, SCRATCH, threads)
+    _native.run(table, slot_rows(a, b, o), NBATCH, SCRATCH, threads)
     np.testing.assert_array_equal(o, want)
 
     ops_i, ops_f = one_op()
-    table = mod.OpTable(ops_i, ops_f)
+    table = _native.OpTable(ops_i, ops_f)
     a, b, o = buffers(2)
     want = expected_one(a, b, o)
     slots = np.array([(o.ctypes.data, O_STRIDE, 0), (a.ctypes.data, A_STRIDE, 0), (b.ctypes.data, 0, 0)],
                      dtype=np.int64)
-    mod.run(table, slots, NBATCH, 0, threads)
+    _native.run(table, slots, NBATCH, 0, threads)
     np.testing.assert_array_equal(o, want)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_an_op_table_runs_every_column_of_its_rows(threads: int) -> None:
-    check_module(_native, threads)
+    check_tables(threads)
 
 
 def test_a_contiguous_slot_table_of_more_than_three_columns_is_refused() -> None:
