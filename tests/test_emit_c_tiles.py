@@ -92,7 +92,6 @@ def test_long_rows_are_split_into_tiles_of_at_most_twelve_vectors():
 def test_what_is_not_a_tile_keeps_the_scalar_loops_only():
     p = ct.load(str(INTERP))
     assert "CT_VECTOR" not in E.emit_c(p, {"E": 3, "m": 3, "n": 17}).c  # a Σ of 17 accumulates
-    assert "CT_VECTOR" not in E.emit_c(p, {"E": 3, "m": 3, "n": 5}, 4).c  # padded: the padded semantics' loops
     assert "CT_VECTOR" not in E.emit_c(p, None).c  # symbolic extents
     matmul = E.emit_c(ct.load(str(ROOT / "examples" / "matmul.teil")), {"l": 2, "m": 3, "n": 4}).c
     assert "CT_VECTOR" not in matmul  # not a fused group
@@ -215,3 +214,56 @@ def test_the_last_tiled_statement_prefetches_the_next_block_of_the_batched_input
     assert "prefetch" not in E.emit_c(ct.load(str(INTERP)), {"E": 3, "m": 3, "n": 17}).c
     assert "prefetch" not in E.emit_c(ct.load(str(ROOT / "examples" / "bmm.teil")),
                                       {"nb": 2, "ni": 3, "nj": 4, "nk": 5}).c
+
+
+EXPA_TWICE = """lang full
+
+param E, n
+
+input alloc B : [n, n, n]
+input alloc A : [n, n]
+alloc v : [E, n, n, n]
+output alloc w : [E, n, n, n]
+
+v = contr 2 6 (prod (expa 1 E B) A)
+w = contr 2 6 (prod v A)
+"""
+
+
+def test_padded_statements_are_tiled_over_their_padded_extents():
+    # interp n=5 with pad 4: rows of 8 (whole vectors, where unpadded 5 of 8 lanes are stored)
+    p = ct.load(str(INTERP))
+    padded = E.emit_c(p, {"E": 3, "m": 5, "n": 5}, 4).c
+    assert padded.count("/* rows 1..8 of 8: 8 x 1 vectors of 8 doubles */") == 3
+    assert "] = ct_t" not in padded  # no lane stored alone: every row is whole vectors
+    # with padding a multiple of what the extents already are, the padded C is the unpadded C
+    eight = E.emit_c(p, {"E": 16, "m": 8, "n": 8}, 8, name="k").c
+    assert eight == E.emit_c(p, {"E": 16, "m": 8, "n": 8}, name="k").c
+    # a padded expa's guard (in L, computed row by row) is tiled too
+    both = E.emit_c(ct.parse(EXPA_TWICE), {"E": 3, "n": 5}, 4).c
+    assert both.count("x 1 vectors of 8 doubles */") == 2 and "(ct_k1 < 3 ? B[" in both
+
+
+@pytest.mark.parametrize("vector", [1, 0])
+def test_padded_tiles_compute_the_padded_semantics(tmp_path, vector):
+    # bit for bit ct.evaluate(..., pad) on the declared region, and the padding as Theorem 3
+    # leaves it (0, or NaN where an undefined value reaches it), on the tiles and on the loops
+    from tests.test_emit_c import random_inputs
+
+    cases = [(ct.load(str(INTERP)), {"E": 3, "m": 5, "n": 5}, 4, "v"),
+             (ct.load(str(HELM)), {"E": 2, "n": 5}, 4, "v"),
+             (ct.parse(EXPA_TWICE), {"E": 3, "n": 5}, 4, "w"),
+             (ct.parse(EXPA_TWICE), {"E": 3, "n": 3}, 2, "w")]
+    sources = [E.emit_c(p, params, pad, name=f"pt{i}") for i, (p, params, pad, _) in enumerate(cases)]
+    lib = build(sources, tmp_path, [*NATIVE, f"-DCT_VECTOR={vector}"])
+    for (p, params, pad, out), src in zip(cases, sources, strict=True):
+        assert ("x 1 vector" in src.c) and src.c.count("#if CT_VECTOR") >= 2
+        for seed in (1, 2):
+            x = random_inputs(p, params, seed)
+            rc, got = call(lib, src, x, params)
+            want = ct.evaluate(p, x, params, pad)[out]
+            region = tuple(slice(0, n) for n in want.shape)
+            assert rc == 0 and np.array_equal(bits(got[out][region]), bits(want)), (src.name, seed)
+            rest = got[out].copy()
+            rest[region] = 0.0
+            assert np.all((rest == 0.0) | np.isnan(rest)), (src.name, seed)

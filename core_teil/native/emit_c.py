@@ -750,8 +750,8 @@ class Emitter:
         registers while ``m`` runs, ``R``'s row ``m`` loaded once for every row of the tile.  Each
         lane adds ``L · R`` (or ``R · L``, the body's order) for ``m = 1..n`` from ``-0.0``, as the
         scalar loop does.  Lanes past the row's end compute from the zeros of ``R``'s padded copy
-        and are stored only into the padding of a private block (:meth:`_Build.pad_rows`).  (A tile
-        reads no guard: tiles are unpadded, and only the padded ``expa`` guards.)"""
+        and are stored only into the padding of a private block (:meth:`_Build.pad_rows`).  (A
+        padded ``expa``'s guard is in ``L`` if anywhere: :func:`tile_of`.)"""
         *outer, row, inner = tile.loops
         n_row, width, lanes = int(row.bound.base), tile.width, tile.lanes  # type: ignore[arg-type]
         stored = int(target.shape[-1].base)  # type: ignore[arg-type]
@@ -1048,17 +1048,20 @@ class Tile:
         return tuple(p for p in range(len(self.right.index)) if p != at) + (at,)
 
 
-def tile_of(st: StmtIR, storages: Mapping[Version, Storage], fused: bool, pad: int | None) -> Tile | None:
+def tile_of(st: StmtIR, storages: Mapping[Version, Storage], fused: bool) -> Tile | None:
     """Whether statement ``st`` of a fused group is computed in vector tiles when the compiler
     has vectors, and how.  It must be ``x[.., b, c] = Σ_m L · R`` (or ``R · L``) summed inside
-    (:func:`sums_inside`, unpadded), with constant row and element extents, ``L`` free of ``c``
-    and of sums, and ``R`` a read of an input the same for every block (:func:`transposed_copies`'
+    (:func:`sums_inside`), with constant row and element extents, ``L`` free of ``c`` and of
+    sums, and ``R`` a read of an input the same for every block (:func:`transposed_copies`'
     condition) at ``m``, ``c`` and constants only, ``c`` once.  Measured (docs/decisions.md): the
     scalar loop leaves GCC to vectorise 7 or 13 elements per row, with tails, one row at a time;
-    a tile of rows shares each load of ``R`` and hides the latency of the sums."""
+    a tile of rows shares each load of ``R`` and hides the latency of the sums.  Padded, the
+    extents are the padded ones (whole vectors where they are multiples of the lanes), and a
+    padded ``expa``'s guard can only be in ``L``, which each row computes as the scalar loop
+    does (``R`` is a plain read)."""
     value = st.value
     loops = st.domain[1:] if fused else st.domain
-    if pad is not None or not isinstance(value, Sum) or not sums_inside(value, fused) or len(loops) < 2:
+    if not isinstance(value, Sum) or not sums_inside(value, fused) or len(loops) < 2:
         return None
     body, row, inner = value.body, loops[-2], loops[-1]
     if not isinstance(body, Bin) or body.op != "mul" or not (row.bound.concrete and inner.bound.concrete) \
@@ -1320,7 +1323,7 @@ class _Build:
                         storages[v] = small
         for group in groups:
             for st in group:
-                tile = tile_of(st, storages, len(group) > 1, self.pad)
+                tile = tile_of(st, storages, len(group) > 1)
                 if tile is not None:
                     em.tiles[id(st)] = tile
         self.pad_rows(storages, slots)
