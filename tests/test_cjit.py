@@ -23,6 +23,7 @@ import pytest
 
 import core_teil as ct
 from core_teil.errors import TeilInputError
+from core_teil.lang.typing import check_program
 from core_teil.native import cjit
 from core_teil.native import engine as native
 from core_teil.semantics.inputs import required_inputs
@@ -626,3 +627,33 @@ _FORKED: dict[str, Any] = {}
 def _run_in_child(inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, bool]:
     return _FORKED["kernel"](**inputs)["v"], cjit._executor(2) is _FORKED["pool"]
 
+
+
+def test_a_pad_that_rounds_no_extent_up_runs_unchecked(small, monkeypatch):
+    # interp with E, m, n multiples of 4: no padding exists, so the padded run is the unpadded
+    # one, inf and all; nothing bounds the inputs before it or compares after it.  m = n = 3 make
+    # a padding: then the bound is taken, and inf is refused as Theorem 3 says (as above)
+    p = ct.load(str(ROOT / "examples" / "interp.teil"))
+    params = {"E": 4, "m": 4, "n": 8}
+    assert not native.rounds_up(check_program(p, params), 4)
+    kernel = padded_c(p, params, 4)
+    bounded, compared = [], []
+    real_bound, real_agree = native._bounded_throughout, native.padding_agrees
+    monkeypatch.setattr(native, "_bounded_throughout", lambda *a: bounded.append(1) or real_bound(*a))
+    monkeypatch.setattr(native, "padding_agrees", lambda *a: compared.append(1) or real_agree(*a))
+    inputs = random_inputs(p, params, 0)
+    inputs["A"][0, 0] = np.inf
+    got = kernel(**inputs)
+    assert not bounded and not compared
+    want = ct.evaluate(p, inputs, params)
+    assert np.array_equal(got["v"], want["v"], equal_nan=True)
+    assert np.array_equal(got["v"], ct.evaluate(p, inputs, params, 4)["v"], equal_nan=True)
+    three = {"E": 4, "m": 3, "n": 3}
+    assert native.rounds_up(check_program(p, three), 4) and not native.rounds_up(check_program(p, three), None)
+    assert native.rounds_up(check_program(p, {"E": 5, "m": 4, "n": 8}), 4)
+    other = padded_c(p, three, 4)
+    x = random_inputs(p, three, 0)
+    x["A"][0, 0] = np.inf
+    with pytest.raises(ct.TeilError, match="Theorem 3"):
+        other(**x)
+    assert bounded and compared

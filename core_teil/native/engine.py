@@ -197,6 +197,8 @@ class Compiled:
     direct: Direct | None = None
     fast: Fast | None = None
     cjit: Any = None  # issue 15: the plan as compiled C (cjit.CKernel), or why not (str)
+    #: with a pad, whether it rounds some extent up (:func:`rounds_up`); without, False
+    rounded: bool = False
 
 
 @dataclass(frozen=True)
@@ -427,7 +429,8 @@ class Kernel:
         guarded = tuple(reorder_sensitive(sp.nf.poly) for sp in p.stmts)
         direct = _direct(p, calls, regions, self.pad)
         c = Compiled(typed, p, calls, _last_uses(p), guarded, regions, direct,
-                     None if direct is not None else _fast(p, calls, guarded, regions, self.pad))
+                     None if direct is not None else _fast(p, calls, guarded, regions, self.pad),
+                     rounded=rounds_up(typed, self.pad))
         from . import cjit
 
         ready = cjit.prepare(self.program, params, self.pad, report, c, fixed=self.params)
@@ -499,8 +502,9 @@ class Kernel:
         if c.cjit is not None and not isinstance(c.cjit, str):
             # emit-c's C computes ct.evaluate's doubles in its order, ±inf included: no guard;
             # padded, the padded semantics' doubles, which report Theorem 3 relates to the
-            # unpadded ones when no value can overflow (else the unpadded run judges, as below)
-            bounded = self.pad is None or _bounded_throughout(c, arrays)
+            # unpadded ones when no value can overflow (else the unpadded run judges, as below),
+            # or always when the pad rounds no extent up (rounds_up)
+            bounded = not c.rounded or _bounded_throughout(c, arrays)
             got = c.cjit.run(arrays, targets, self._pool)
             if got is not None:
                 if not bounded:
@@ -526,7 +530,7 @@ class Kernel:
             # themselves decide, by the reference engine; slower, never wrong
             with _Z3:
                 return evaluate(self.program, inputs, params, self.pad)
-        if self.pad is not None and not all(bounded):
+        if c.rounded and not all(bounded):
             # report Theorem 3 holds for reals with •; floats differ from them only by rounding
             # until a value overflows to ±inf (inf · 0 in the padding is NaN).  When every
             # statement's planner.bound is below OVERFLOW_BOUND no value can, the theorem is
@@ -627,8 +631,9 @@ class Kernel:
     def _run(self, c: Compiled, arrays: dict[str, np.ndarray],
              targets: Mapping[str, np.ndarray] | None = None,
              bounded: list[bool] | None = None) -> dict[str, np.ndarray]:
-        """Run the plan; padded, ``bounded`` receives per statement whether its values stay
-        below :data:`planner.OVERFLOW_BOUND` whatever the order (so none is ±inf)."""
+        """Run the plan; with a pad that rounds some extent up (:func:`rounds_up`), ``bounded``
+        receives per statement whether its values stay below :data:`planner.OVERFLOW_BOUND`
+        whatever the order (so none is ±inf)."""
         typed, p = c.typed, c.plan
         store: dict[Buffer, np.ndarray] = {}
         sizes = _Sizes(arrays, store)
@@ -650,7 +655,7 @@ class Kernel:
         for s, (sp, calls) in enumerate(zip(p.stmts, c.calls, strict=True)):
             assert sp.nf.target is not None
             self._guard(c, s, sizes)
-            if bounded is not None and self.pad is not None:
+            if bounded is not None and c.rounded:
                 bounded.append(bound(sp.nf.poly, sizes) <= OVERFLOW_BOUND)
             target = into.get(id(sp.nf.target))
             if target is None:
@@ -763,6 +768,17 @@ class _Chained(_Sizes):
 
     def least(self, buf: Buffer) -> float:
         return 0.0 if buf in self.written else super().least(buf)
+
+
+def rounds_up(typed: TypedProgram, pad: int | None) -> bool:
+    """Whether ``pad`` rounds some allocation's extent up.  When it rounds none (every extent a
+    multiple of it already) there is no padding: the padded store is the store, every Σ runs to
+    ``n``, every ``expa`` guard holds, and the padded run is the unpadded one, so report
+    Theorem 3 needs no check for floats either (nothing in a padding can become NaN)."""
+    if pad is None:
+        return False
+    interp = ArrayInterpretation(typed)
+    return any(interp.extent(d) % pad != 0 for a in typed.program.allocs for d in a.shape)
 
 
 def _bounded_throughout(c: Compiled, arrays: Mapping[str, np.ndarray]) -> bool:
