@@ -419,8 +419,8 @@ def padded_floor(program: Any, params: dict[str, int], in_bytes: int, floor: Flo
     its arithmetic as eval.py's equations prescribe it over ``⌈Γ⌉`` (:mod:`core_teil.semantics.cost`:
     every Σ runs to ``⌈n⌉``, every statement writes its padded domain) at the dgemm peak, and its
     outputs' padded arrays written once at the triad's bandwidth (with the inputs read once as given).
-    A padded run that takes less than the unpadded one is possible only where this floor is below
-    the unpadded time."""
+    The count is the reference's, ``2n - 1`` operations for a sum of ``n`` products where the kernels'
+    own floor counts the conventional ``2n``, so it errs low."""
     from core_teil.lang.shapes import round_up
     from core_teil.lang.typing import check_program
     from core_teil.semantics.cost import work
@@ -724,8 +724,10 @@ def issue15_targets(single: Run | None, multi: Run | None,
 
 def _unreachable(rows: list[Row]) -> str:
     """The kernels whose padded semantics' own floor (:func:`padded_floor`) is above the unpadded run's
-    time, with the figures: there a padded run that computes what the equations prescribe cannot be
-    as fast as the unpadded one, however it is compiled."""
+    time, with the figures: there a padded run that computes the padded semantics' doubles in the
+    equations' order (as the padded C does, bit for bit ``ct.evaluate(..., pad)``'s) cannot be as
+    fast as the unpadded one.  One that skipped the sums over the zero padding would compute the same
+    reals (report Theorem 3) but other doubles: the signs of zeros, and ``inf · 0`` (NaN) in the padding."""
     above = [r for r in rows if r.extra.get("pad floor_ms", 0.0) > r.ms["native"]]
     if not above:
         return ""

@@ -12,10 +12,14 @@ Definition 7), so the same program gives the padded semantics' work with ``pad=M
 
 A subexpression that St-Stmt asks for at one ``k`` more than once
 (:func:`~core_teil.semantics.eval.shared_subexpressions`) is counted once per statement
-over its whole domain, as :meth:`ArrayInterpretation.tabulate` computes it.  The count
-is therefore a floor for any engine that computes these doubles in the equations' order,
-not for one that reorders them (a distributive law can remove operations, which is what
-the native engine's plans do).
+over its whole domain, as :meth:`ArrayInterpretation.tabulate` computes it (the
+reference engine skips a table over its memory budget and evaluates at each request
+instead; that larger count is not what is given here).  A table covers its whole domain
+even where a statement asks for part of it (``proj 1 (prod (red X) B)``), so for such a
+program the count is the reference's, not the least the equations need.  Without shared
+subexpressions, as in every bench kernel, it is exactly the equations' arithmetic: what
+emit-c's C computes, operation by operation, in their order.  An engine that reorders
+(a distributive law removes operations, as the native engine's plans use) may do less.
 
 ``make bench`` divides the padded count by the dgemm peak: the padded semantics' own
 floor, set beside the unpadded run's time (issue 15's "--pad 8 at least as fast as
@@ -61,7 +65,9 @@ class CostInterpretation:
         if id(e) not in self._tabulated:
             self._tabulated.add(id(e))
             bounds = sem.bounds(sem.type(e))
-            self._tables += equation(e, self.domain(bounds, None), sem) * math.prod(bounds)
+            # the equation first: computing it may tabulate a subexpression of its own into _tables
+            table = equation(e, self.domain(bounds, None), sem) * math.prod(bounds)
+            self._tables += table
         return 0
 
     def extent(self, d: Dim) -> int:
