@@ -771,14 +771,17 @@ class _Chained(_Sizes):
 
 
 def rounds_up(typed: TypedProgram, pad: int | None) -> bool:
-    """Whether ``pad`` rounds some allocation's extent up.  When it rounds none (every extent a
-    multiple of it already) there is no padding: the padded store is the store, every Σ runs to
-    ``n``, every ``expa`` guard holds, and the padded run is the unpadded one, so report
-    Theorem 3 needs no check for floats either (nothing in a padding can become NaN)."""
+    """Whether ``pad`` rounds some extent up: of an allocation, or of a subexpression (an
+    ``expa d`` whose ``d`` no allocation has is summed over ``⌈d⌉`` all the same; review r21).
+    When it rounds none (every extent a multiple of it already) there is no padding: the padded
+    store is the store, every Σ runs to ``n``, every ``expa`` guard holds, and the padded run is
+    the unpadded one, so report Theorem 3 needs no check for floats either (nothing in a padding
+    can become NaN)."""
     if pad is None:
         return False
     interp = ArrayInterpretation(typed)
-    return any(interp.extent(d) % pad != 0 for a in typed.program.allocs for d in a.shape)
+    shapes = [a.shape for a in typed.program.allocs] + list(typed.types.values())
+    return any(interp.extent(d) % pad != 0 for shape in shapes for d in shape)
 
 
 def _bounded_throughout(c: Compiled, arrays: Mapping[str, np.ndarray]) -> bool:
