@@ -26,6 +26,7 @@ from core_teil.errors import TeilInputError
 from core_teil.lang.typing import check_program
 from core_teil.native import cjit
 from core_teil.native import engine as native
+from core_teil.semantics import eval as ev
 from core_teil.semantics.inputs import required_inputs
 from tests.test_cjit_review import same_doubles
 
@@ -313,15 +314,93 @@ def test_padded_bench_kernels_in_chunks_agree(small, monkeypatch, file, params, 
     kernel = ct.compile(p, params, 8)
     assert uses_c(kernel)
     (c,) = kernel._compiled.values()
-    if threads > 1:
-        assert c.cjit.batch is not None and c.cjit.batch.pad == 8
-    else:
-        assert c.cjit.batch is None
+    # on one thread too: the pad rounds extents up, so u is staged a piece of E at a time
+    assert c.cjit.batch is not None and c.cjit.batch.pad == 8
     for seed, specials in ((0, False), (3, True)):
         inputs = random_inputs(p, params, seed, specials)
         if "D" in inputs and not specials:
             inputs["D"] = np.abs(inputs["D"]) + 1.0
         padded_agree(kernel, p, inputs, params, 8, f"{file} {params} pad 8 on {threads} threads")
+
+
+def padded_store(p: ct.Program, inputs: dict[str, np.ndarray], params: dict[str, int], pad: int,
+                 name: str) -> np.ndarray:
+    """Allocation ``name`` in the reference engine's final padded store: the whole padded array."""
+    typed = check_program(p, dict(params))
+    interp = ev.ArrayInterpretation(typed)
+    return ev.eval_prog(ev.Sem(typed, interp, ev.initial_store(typed, interp, inputs, pad), pad))[name]
+
+
+def whole(view: np.ndarray, padded: tuple[int, ...]) -> np.ndarray:
+    """The padded array behind a padded run's output (a view at the declared shape)."""
+    return np.lib.stride_tricks.as_strided(view, shape=padded, strides=view.strides, writeable=False)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_staged_pieces_compute_the_whole_padded_store(small, monkeypatch, threads):
+    # pieces of 8 rows of E = 20 (0-8, 8-16, 16-20): the last piece's buffer held 8 rows of the
+    # piece before, and its rows 4-7 are E's padding (0 in the padded store), so they are cleared;
+    # the padded output behind the view is the reference's padded store, bit for bit, padding too
+    from core_teil.native import planner
+
+    monkeypatch.setattr(native._native, "openmp_threads", lambda: threads)
+    monkeypatch.setattr(planner, "PARALLEL_MIN_WORK", 1)
+    monkeypatch.setattr(cjit, "STAGE_BYTES", 1)
+    p = ct.load(str(ROOT / "examples" / "interp.teil"))
+    params = {"E": 20, "m": 4, "n": 4}
+    kernel = padded_c(p, params, 8)
+    staged = []
+    real = cjit.CKernel._stage
+    monkeypatch.setattr(cjit.CKernel, "_stage", lambda self, name, a, lo, hi, pad, ws:
+                        staged.append((name, lo, hi)) or real(self, name, a, lo, hi, pad, ws))
+    for seed in (0, 1):
+        inputs = random_inputs(p, params, seed)
+        got = padded_agree(kernel, p, inputs, params, 8, f"interp E=20 pad 8 in pieces, seed {seed}")
+        assert got is not None
+        assert same_doubles(whole(got["v"], (24, 8, 8, 8)), padded_store(p, inputs, params, 8, "v"))
+    assert sorted(staged) == sorted([("u", 0, 8), ("u", 8, 16), ("u", 16, 20)] * 2)
+    # A has no batch dimension: copied whole, once per call; u is never copied whole
+    assert all(key[0] == "A" for key in getattr(kernel._pool, "cjit_padded", {}))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_two_callers_stage_their_pieces_before_either_runs(small, monkeypatch, threads):
+    # a barrier after every piece is staged: both callers' pieces are in their buffers before
+    # either C reads one, so buffers shared between threads would hand one caller the other's u
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from core_teil.native import planner
+
+    monkeypatch.setattr(native._native, "openmp_threads", lambda: threads)
+    monkeypatch.setattr(planner, "PARALLEL_MIN_WORK", 1)
+    monkeypatch.setattr(cjit, "STAGE_BYTES", 1)  # pieces 0-4 and 4-6 of E = 6
+    p = ct.load(str(ROOT / "examples" / "interp.teil"))
+    params = {"E": 6, "m": 3, "n": 3}
+    kernel = padded_c(p, params, 4)
+    cases = [random_inputs(p, params, 30 + i) for i in range(2)]
+    want = [ct.evaluate(p, x, params, 4) for x in cases]
+    barrier = threading.Barrier(2, timeout=30)
+    real = cjit.CKernel._stage
+
+    def stage_then_wait(self: cjit.CKernel, name: str, a: np.ndarray, lo: int, hi: int, pad: int,
+                        workspace: Any) -> np.ndarray:
+        buf = real(self, name, a, lo, hi, pad, workspace)
+        barrier.wait()
+        return buf
+
+    monkeypatch.setattr(cjit.CKernel, "_stage", stage_then_wait)
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(lambda i: kernel(**cases[i]), range(2)))
+    for i in range(2):
+        assert_bits(got[i], want[i], f"caller {i} on {threads} threads")
+
+
+@pytest.mark.parametrize(("lo", "hi", "rows", "pad", "want"), [
+    (0, 20, 1, 8, [(0, 8), (8, 16), (16, 20)]), (0, 20, 17, 8, [(0, 16), (16, 20)]),
+    (16, 20, 100, 8, [(16, 20)]), (0, 7, 3, None, [(0, 3), (3, 6), (6, 7)]), (8, 8, 4, 4, [])])
+def test_pieces_are_cut_at_multiples_of_the_pad(lo, hi, rows, pad, want):
+    assert cjit._pieces(lo, hi, rows, pad) == want
 
 
 def padded_c(p: ct.Program, params: dict[str, int], pad: int) -> native.Kernel:

@@ -29,10 +29,12 @@ What the C may be trusted with, and why:
   load, so a truncated or altered file is compiled again, never loaded.
 
 A padded plan (``pad=M``) runs emit-c's padded C, which computes ``ct.evaluate(...,
-pad=M)``'s doubles over the padded extents: each input is copied into a padded buffer
-kept from the last call (its padding stays 0), unless it is in the padded layout already
-(then it is used in place), and each output comes back as a view of its padded array at
-the declared shape, as from the plan.  It is skipped, and the plan runs as before, when
+pad=M)``'s doubles over the padded extents: an input in the padded layout already is used
+in place; one read along the batch dimension is staged into the padded layout a piece of
+that dimension at a time (:data:`STAGE_BYTES`), in a buffer of this thread's whose padding
+stays 0, and the C runs on each piece while it is in the cache; any other is copied into a
+padded buffer kept from the last call.  Each output comes back as a view of its padded
+array at the declared shape, as from the plan.  It is skipped, and the plan runs as before, when
 ``CORE_TEIL_CJIT=0``, with symbolic parameters, without a C compiler (or when it fails),
 for plans with BLAS steps (``numpy.matmul`` beats naive loops), and for plans too small
 to repay a compile
@@ -84,6 +86,12 @@ MIN_WORK = 1 << 16
 #: contraction into fused multiply-adds); errno and traps are never observed.
 BASE_FLAGS = ("-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fPIC", "-shared")
 COMPILE_TIMEOUT_S = 300
+#: A padded plan's inputs that are not in the padded layout are staged into the padded layout
+#: a piece of the batch dimension at a time, about this many bytes of padded rows, so that the
+#: C reads them from the cache the copy left them in (:meth:`CKernel.run`).  Measured, one thread,
+#: pad 8, medians of 7 (docs/decisions.md): 0.5, 1, 2 and 4 MiB and the whole input at once gave
+#: interp n=7 55.2, 51.8, 46.5, 49.7 and 66.9 ms, interp n=4 16.8, 14.4, 13.8, 14.2 and 18.5 ms.
+STAGE_BYTES = 1 << 21
 
 #: A plan's ``cjit`` while its C compiles (outside the engine's lock): the plan runs meanwhile.
 COMPILING = "its C is being compiled (the plan runs meanwhile)"
@@ -241,7 +249,9 @@ class CKernel:
     def run(self, arrays: Mapping[str, np.ndarray], targets: Mapping[str, np.ndarray],
             workspace: Any) -> dict[str, np.ndarray] | None:
         """The outputs, or None when the C cannot take these arrays (the plan then runs)."""
-        base: list[tuple[str, int | None]] = []
+        # an input's address, None (not supplied), or the array itself: staged a piece at a time
+        base: list[tuple[str, int | np.ndarray | None]] = []
+        staged = []
         for name, required in self.inputs:
             a = arrays.get(name)
             if a is None:
@@ -252,6 +262,10 @@ class CKernel:
             if a.dtype != np.float64 or not a.dtype.isnative or not a.flags.c_contiguous:
                 return None
             if self.padded is not None and a.shape != self.padded[name]:
+                if self.batch is not None and name in self.batch.rows:
+                    staged.append(name)
+                    base.append((name, a))  # each piece's rows staged by _call
+                    continue
                 a = self._padded_copy(name, a, workspace)
             base.append((name, a.ctypes.data))
         results: dict[str, np.ndarray] = {}
@@ -278,7 +292,14 @@ class CKernel:
             b = self.batch
             teams = max(1, min(_native.openmp_threads(), b.extent))
             bounds = _chunks(b.extent, teams, b.pad)
-            rc = max(_executor(teams).map(lambda lh: self._call(base, b, *lh, _WORKSPACE), bounds))
+            if staged:
+                rows = sum(math.prod(self.padded[name][1:]) for name in staged)  # type: ignore[index]
+                step = max(1, STAGE_BYTES // (8 * rows))
+                bounds = [piece for lo, hi in bounds for piece in _pieces(lo, hi, step, b.pad)]
+            if teams == 1:
+                rc = max(self._call(base, b, lo, hi, workspace) for lo, hi in bounds)
+            else:
+                rc = max(_executor(teams).map(lambda lh: self._call(base, b, *lh, _WORKSPACE), bounds))
         return results if rc == 0 else None  # ENOMEM or EPARAM: the plan runs instead
 
     def _padded_copy(self, name: str, a: np.ndarray, workspace: Any) -> np.ndarray:
@@ -294,12 +315,40 @@ class CKernel:
         padded = self.padded[name]  # type: ignore[index]
         return padded_copy(copies, (name, a.shape, padded), a, a.shape, padded)
 
-    def _call(self, base: list[tuple[str, int | None]], b: Batch | None, lo: int, hi: int,
+    def _stage(self, name: str, a: np.ndarray, lo: int, hi: int, pad: int, workspace: Any) -> np.ndarray:
+        """Rows ``lo..hi`` of input ``a`` in the padded layout, as the C reads them for that piece
+        of the batch dimension: ``ceil_M(hi - lo)`` padded rows, 0 outside the declared ones (report
+        Definition 7), in this thread's buffer.  Only the declared region of a row is ever written
+        and only whole rows are cleared, so a row's padding stays 0 from the buffer's first fill;
+        rows past ``hi - lo`` (the batch dimension's own padding) may hold an earlier, longer
+        piece's values and are cleared.  Keyed by the declared and the padded row: a buffer that
+        served another declared row would not hold 0 where this one's padding is."""
+        stages = getattr(workspace, "cjit_stage", None)
+        if stages is None:
+            stages = workspace.cjit_stage = {}
+        rows, padded_rows = hi - lo, round_up(hi - lo, pad)
+        row = self.padded[name][1:]  # type: ignore[index]
+        key = (name, a.shape[1:], row)
+        buf = stages.get(key)
+        if buf is None or buf.shape[0] < padded_rows:
+            from .engine import aligned_empty
+
+            buf = stages[key] = aligned_empty((padded_rows, *row))
+            buf.fill(0.0)
+        buf[(slice(0, rows), *(slice(0, n) for n in a.shape[1:]))] = a[lo:hi]
+        buf[rows:padded_rows] = 0.0
+        return buf
+
+    def _call(self, base: list[tuple[str, int | np.ndarray | None]], b: Batch | None, lo: int, hi: int,
               workspace: Any) -> int:
         args: list[int | None] = []
         if b is not None:
             args.append(hi - lo)
         for name, ptr in base:
+            if isinstance(ptr, np.ndarray):
+                assert b is not None and b.pad is not None
+                args.append(self._stage(name, ptr, lo, hi, b.pad, workspace).ctypes.data)
+                continue
             row = b.rows.get(name) if b is not None else None
             args.append(ptr + 8 * lo * row if ptr is not None and row is not None else ptr)
         need = int(self.work(*args[:1])) if b is not None else int(self.work())
@@ -419,6 +468,14 @@ def _chunks(extent: int, teams: int, pad: int | None) -> list[tuple[int, int]]:
     return list(itertools.pairwise(cuts))
 
 
+def _pieces(lo: int, hi: int, rows: int, pad: int | None) -> list[tuple[int, int]]:
+    """``[lo, hi)`` cut into runs of about ``rows`` batch indices, each but the last a multiple
+    of the pad (so each piece's padded rows end where the next piece starts, as :func:`_chunks`')."""
+    m = pad or 1
+    step = max(m, rows // m * m)
+    return [(a, min(a + step, hi)) for a in range(lo, hi, step)]
+
+
 def _declared(program: Program, name: str, params: Mapping[str, int]) -> tuple[int, ...]:
     """Allocation ``name``'s extents as the program declares them (not rounded up to a pad)."""
     alloc = program.alloc(name)
@@ -444,7 +501,10 @@ def prepare(program: Program, params: Mapping[str, int], pad: int | None, report
     one = _native.openmp_threads() == 1 or all(threads_for(cc.call.nbatch * cc.work) == 1 for cc in calls)
     blas = compiled.direct is not None or any(cc.gemm is not None for cc in calls)
     batch = None
-    if not one and not blas and enabled() and work >= MIN_WORK:
+    # a pad that rounds some extent up: inputs not in the padded layout are staged a piece of the
+    # batch dimension at a time (CKernel.run), on one thread too
+    staged = pad is not None and compiled.rounded
+    if (not one or staged) and not blas and enabled() and work >= MIN_WORK:
         from .blockwise import batch_dimension
 
         analysis = batch_dimension(program, dict(params))
