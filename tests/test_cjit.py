@@ -363,37 +363,17 @@ def test_staged_pieces_compute_the_whole_padded_store(small, monkeypatch, thread
     assert all(key[0] == "A" for key in getattr(kernel._pool, "cjit_padded", {}))
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_two_callers_stage_their_pieces_before_either_runs(small, monkeypatch, threads):
-    # a barrier after every piece is staged: both callers' pieces are in their buffers before
-    # either C reads one, so buffers shared between threads would hand one caller the other's u
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
+def wait_after(monkeypatch: pytest.MonkeyPatch, method: str, barrier: Any) -> None:
+    """``CKernel.<method>`` (a copy into a buffer), then ``barrier.wait()``: every caller has made
+    its copies before any C reads one."""
+    real = getattr(cjit.CKernel, method)
 
-    from core_teil.native import planner
-
-    monkeypatch.setattr(native._native, "openmp_threads", lambda: threads)
-    monkeypatch.setattr(planner, "PARALLEL_MIN_WORK", 1)
-    monkeypatch.setattr(cjit, "STAGE_BYTES", 1)  # pieces 0-4 and 4-6 of E = 6
-    p = ct.load(str(ROOT / "examples" / "interp.teil"))
-    params = {"E": 6, "m": 3, "n": 3}
-    kernel = padded_c(p, params, 4)
-    cases = [random_inputs(p, params, 30 + i) for i in range(2)]
-    want = [ct.evaluate(p, x, params, 4) for x in cases]
-    barrier = threading.Barrier(2, timeout=30)
-    real = cjit.CKernel._stage
-
-    def stage_then_wait(self: cjit.CKernel, name: str, a: np.ndarray, lo: int, hi: int, pad: int,
-                        workspace: Any) -> np.ndarray:
-        buf = real(self, name, a, lo, hi, pad, workspace)
+    def then_wait(self: cjit.CKernel, *args: Any) -> Any:
+        out = real(self, *args)
         barrier.wait()
-        return buf
+        return out
 
-    monkeypatch.setattr(cjit.CKernel, "_stage", stage_then_wait)
-    with ThreadPoolExecutor(2) as pool:
-        got = list(pool.map(lambda i: kernel(**cases[i]), range(2)))
-    for i in range(2):
-        assert_bits(got[i], want[i], f"caller {i} on {threads} threads")
+    monkeypatch.setattr(cjit.CKernel, method, then_wait)
 
 
 @pytest.mark.parametrize(("lo", "hi", "rows", "pad", "want"), [

@@ -29,7 +29,7 @@ from core_teil.lang.shapes import round_up
 from core_teil.native import cjit, planner
 from core_teil.native import engine as native
 from core_teil.semantics.eval import PaddingUnsound
-from tests.test_cjit import CHAIN, assert_bits, chain_inputs, padded_agree, random_inputs
+from tests.test_cjit import CHAIN, assert_bits, chain_inputs, padded_agree, random_inputs, wait_after
 from tests.test_cjit_review import cache, load, no_plan, small, the_c, threads  # noqa: F401 (the fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -460,29 +460,25 @@ def test_a_batch_dimension_that_is_not_first_runs_the_padded_plan(monkeypatch):
 
 
 @pytest.mark.parametrize("nthreads", [1, 2])
-def test_two_callers_copy_their_inputs_before_either_runs(monkeypatch, nthreads):
+@pytest.mark.parametrize("copy", ["_padded_copy", "_stage"])
+def test_two_callers_copy_their_inputs_before_either_runs(monkeypatch, nthreads, copy):
     # both callers have written their padded copies before either C runs (a barrier after every
-    # copy): each thread's copies are its own, so each gets the results of its own inputs
+    # copy): each thread's copies are its own, so each gets the results of its own inputs.  A is
+    # copied whole (_padded_copy); u is staged in pieces 0-4 and 4-6 of E (_stage, in the buffers
+    # of whichever thread runs the piece)
     threads(monkeypatch, nthreads)
+    monkeypatch.setattr(cjit, "STAGE_BYTES", 1)
     p = load("interp.teil")
     params = {"E": 6, "m": 3, "n": 3}
     kernel = ct.compile(p, params, 4)
     the_c(kernel)
     cases = [random_inputs(p, params, 11 + i) for i in range(2)]
     want = [ct.evaluate(p, x, params, 4) for x in cases]
-    barrier = threading.Barrier(2, timeout=30)
-    real = cjit.CKernel._padded_copy
-
-    def copy_then_wait(self: cjit.CKernel, name: str, a: np.ndarray, workspace: Any) -> np.ndarray:
-        buf = real(self, name, a, workspace)
-        barrier.wait()
-        return buf
-
-    monkeypatch.setattr(cjit.CKernel, "_padded_copy", copy_then_wait)
+    wait_after(monkeypatch, copy, threading.Barrier(2, timeout=30))
     with ThreadPoolExecutor(2) as pool:
         got = list(pool.map(lambda i: kernel(**cases[i]), range(2)))
     for i in range(2):
-        assert_bits(got[i], want[i], f"caller {i}")
+        assert_bits(got[i], want[i], f"caller {i}, {nthreads} threads, a barrier after {copy}")
 
 
 def test_many_calls_from_two_threads_agree(monkeypatch):
