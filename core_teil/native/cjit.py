@@ -231,6 +231,8 @@ class Batch:
     extent: int  # the batch parameter's value in this plan
     rows: Mapping[str, int]  # allocation -> doubles per batch index (absent: broadcast)
     pad: int | None = None  # padded: a chunk of E' indices computes ceil_M(E') padded rows
+    #: the plan runs on one thread (its inputs staged in pieces, :meth:`CKernel.run`), not on the team
+    single: bool = False
 
 
 @dataclass(frozen=True)
@@ -290,7 +292,7 @@ class CKernel:
             rc = self._call(base, None, 0, 0, workspace)
         else:
             b = self.batch
-            teams = max(1, min(_native.openmp_threads(), b.extent))
+            teams = 1 if b.single else max(1, min(_native.openmp_threads(), b.extent))
             bounds = _chunks(b.extent, teams, b.pad)
             if staged:
                 rows = sum(math.prod(self.padded[name][1:]) for name in staged)  # type: ignore[index]
@@ -299,7 +301,8 @@ class CKernel:
             if teams == 1:
                 rc = max(self._call(base, b, lo, hi, workspace) for lo, hi in bounds)
             else:
-                rc = max(_executor(teams).map(lambda lh: self._call(base, b, *lh, _WORKSPACE), bounds))
+                # the pool threads' buffers in the kernel's own thread-local workspace, so they go with it
+                rc = max(_executor(teams).map(lambda lh: self._call(base, b, *lh, workspace), bounds))
         return results if rc == 0 else None  # ENOMEM or EPARAM: the plan runs instead
 
     def _padded_copy(self, name: str, a: np.ndarray, workspace: Any) -> np.ndarray:
@@ -364,7 +367,6 @@ class CKernel:
         return int(self.fn(*args))
 
 
-_WORKSPACE = threading.local()  # each pool thread's workspace
 _EXECUTORS: dict[tuple[int, int], Any] = {}
 
 
@@ -435,7 +437,7 @@ def emit(program: Program, params: Mapping[str, int], pad: int | None, report: A
     if batch is not None:
         rows = {a: math.prod(src.shape(a, params)[1:]) for a, axis in batch[1].items()
                 if axis is not None and a in src.shapes}
-        chunks = Batch(params[batch[0]], rows, pad)
+        chunks = Batch(params[batch[0]], rows, pad, single=threads == 1)
 
     def compiled() -> CKernel:
         entry = lookup(directory, key)
