@@ -376,6 +376,28 @@ def wait_after(monkeypatch: pytest.MonkeyPatch, method: str, barrier: Any) -> No
     monkeypatch.setattr(cjit.CKernel, method, then_wait)
 
 
+UNWRITTEN = """input alloc X : [3]
+alloc U : [3]
+output alloc Y : [3]
+output alloc Z : [3]
+Z = X
+Y = U
+"""
+
+
+def test_an_unwritten_allocation_copied_out_keeps_its_zero_padding(small):
+    # found by fuzzing (r23): U's padded store is (•, •, •, 0), and GCC 12 with AVX-512 (cjit's
+    # -march=native on this machine) turned the loop copying it into Y into a memcpy, then folded
+    # that into a broadcast of its first value: Y's padding came out NaN.  emit-c's pragma
+    # no-tree-loop-distribute-patterns keeps the loop (the same C without it: all NaN)
+    p = ct.parse(UNWRITTEN)
+    kernel = padded_c(p, {}, 4)
+    x = {"X": np.array([1.0, 2.0, 3.0])}
+    got = padded_agree(kernel, p, x, {}, 4, "Y = U with U never written, pad 4")
+    assert got is not None
+    assert same_doubles(whole(got["Y"], (4,)), padded_store(p, x, {}, 4, "Y"))
+
+
 @pytest.mark.parametrize(("lo", "hi", "rows", "pad", "want"), [
     (0, 20, 1, 8, [(0, 8), (8, 16), (16, 20)]), (0, 20, 17, 8, [(0, 16), (16, 20)]),
     (16, 20, 100, 8, [(16, 20)]), (0, 7, 3, None, [(0, 3), (3, 6), (6, 7)]), (8, 8, 4, 4, [])])
@@ -646,17 +668,36 @@ def test_emit_c_takes_a_given_certificate_only_for_its_own_program():
     assert emit_c.certify(good, good_params, 4, report) is not report
 
 
-def test_a_chunk_the_c_refuses_leaves_the_whole_call_to_the_plan(team):
-    # `assume E >= 2`: E = 3 over 2 threads makes a chunk of 1, which the C refuses (EPARAM);
-    # then the plan computes every row, the rows the other chunk wrote included
-    p = ct.parse("lang full\nparam E, n\nassume E >= 2\ninput alloc A : [E, n]\noutput alloc B : [E, n]\n"
-                 "B = add A (mul A A)\n")
+ASSUMED = ("lang full\nparam E, n\nassume E >= 2\ninput alloc A : [E, n]\noutput alloc B : [E, n]\n"
+           "B = add A (mul A A)\n")
+
+
+def test_an_assume_on_the_batch_parameter_keeps_the_plan_on_several_threads(team):
+    # `assume E >= 2`: E = 3 over 2 threads makes a chunk of 1, which the C would refuse (EPARAM),
+    # leaving the call to the plan while why_not said the C runs (fuzzing, r23): no chunks, and why
+    p = ct.parse(ASSUMED)
     kernel = ct.compile(p, {"E": 3, "n": 4})
-    assert uses_c(kernel) and next(iter(kernel._compiled.values())).cjit.batch is not None
+    assert cjit.why_not(kernel) == "an assume on the batch parameter E: a chunk of it could break it"
     A = np.arange(12.0).reshape(3, 4)
     out = np.full((3, 4), 99.0)
     kernel(out={"B": out}, A=A)
     assert np.array_equal(out, A + A * A)
+
+
+def test_an_assume_on_the_batch_parameter_keeps_a_padded_run_in_one_piece(small):
+    # one thread, pad 8, E = 9: a staged piece of 1 (8-9) would break `E >= 2`; the C is emitted
+    # for the whole E instead, and its input copied whole
+    p = ct.parse(ASSUMED)
+    kernel = padded_c(p, {"E": 9, "n": 4}, 8)
+    (c,) = kernel._compiled.values()
+    assert c.cjit.batch is None
+    calls = []
+    real = cjit.CKernel._call
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cjit.CKernel, "_call", lambda self, *a: calls.append(real(self, *a)) or calls[-1])
+        padded_agree(kernel, p, {"A": np.linspace(-2.0, 2.0, 36).reshape(9, 4)}, {"E": 9, "n": 4}, 8,
+                     "assume E >= 2, pad 8")
+    assert calls == [0]  # the C ran, once, and said yes
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")

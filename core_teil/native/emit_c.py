@@ -1445,7 +1445,10 @@ class _Build:
                  "#endif",
                  "/* no fused multiply-add: a*b + c is rounded twice, as ct.evaluate rounds it */",
                  "#if defined(__clang__)", "#pragma STDC FP_CONTRACT OFF", "#elif defined(__GNUC__)",
-                 '#pragma GCC optimize ("fp-contract=off")', "#endif",
+                 '#pragma GCC optimize ("fp-contract=off")',
+                 "/* GCC 12 with AVX-512 turned a loop copying a workspace filled with (k < 3 ? NAN : 0.0)",
+                 "   into a memcpy and folded it into a broadcast of the first value: all NaN */",
+                 '#pragma GCC optimize ("no-tree-loop-distribute-patterns")', "#endif",
                  "", "/* the largest element count of one array: its bytes fit ptrdiff_t */",
                  "#define CT_MAXEL (PTRDIFF_MAX / 8)", ""]
         if size_lines.largest > 2**31 // 8:  # beyond what a 32-bit ptrdiff_t addresses
