@@ -510,9 +510,15 @@ def prepare(program: Program, params: Mapping[str, int], pad: int | None, report
         from .blockwise import batch_dimension
 
         analysis = batch_dimension(program, dict(params))
-        # chunks are contiguous runs of rows only when the batch dimension comes first
+        # chunks are contiguous runs of rows only when the batch dimension comes first; and a chunk
+        # whose extent breaks an `assume` on the batch parameter is refused by the C (EPARAM), which
+        # would leave the whole call to the plan while why_not says the C runs (fuzzing, r23)
+        assumed = {t.name for c in program.conds for lin in (c.lhs, c.rhs) for t in lin.terms}
         if analysis.ok and all(axis in (0, None) for axis in analysis.axes.values()):
-            batch = (str(analysis.param), analysis.axes)
+            if analysis.param not in assumed:
+                batch = (str(analysis.param), analysis.axes)
+            elif not one:
+                return f"an assume on the batch parameter {analysis.param}: a chunk of it could break it"
     try:
         finish = emit(program, params, pad, report, work, 1 if one else 0, blas, batch)
     except (CJitUnavailable, TeilError) as exc:
