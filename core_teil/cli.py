@@ -85,6 +85,14 @@ def parse_params(items: Sequence[str] | None) -> dict[str, int] | None:
     return check_params(out, cli=True)
 
 
+def pad_arg(text: str) -> int:
+    """``--pad M``: ASCII decimal digits only, as ``--param`` (``int()`` also takes ``' 2'``, ``+2``,
+    ``２`` and ``1_000``; fuzzing r23); the value is then checked as the API checks it (check_flags)."""
+    if not _DIGITS.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1 written in the digits 0-9")
+    return int(text)
+
+
 # --------------------------------------------------------------------------
 # Input arrays: .npy and .npz files, read without pickle, checked before their data
 # --------------------------------------------------------------------------
@@ -484,7 +492,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    "*.onnx) and glob patterns")
     p.set_defaults(func=cmd_prove)
     params(p)
-    p.add_argument("--pad", type=int, metavar="M", help="also prove padding to multiples of M")
+    p.add_argument("--pad", type=pad_arg, metavar="M", help="also prove padding to multiples of M")
     p.add_argument("--json", action="store_true", help="print the certificate as JSON")
     p.add_argument("--smt2-dir", metavar="DIR", help="write each obligation as an SMT-LIB2 script")
     p.add_argument("--timeout", type=float, metavar="S", help="give up on an obligation after S seconds")
@@ -503,7 +511,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     params(p)
     p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")
     p.add_argument("--engine", choices=("reference", "native"), default=default_engine())
-    p.add_argument("--pad", type=int, metavar="M", help="run with a store padded to multiples of M")
+    p.add_argument("--pad", type=pad_arg, metavar="M", help="run with a store padded to multiples of M")
     p.add_argument("--output", metavar="OUT.npz", help="where to write the outputs (else printed)")
     p = command("lower", cmd_lower, "print the Core-TeIL form of a full-TeIL program")
     params(p)
@@ -521,10 +529,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     params(p)
     p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")
     p.add_argument("--values", action="store_true", help="also evaluate with the given inputs")
-    p.add_argument("--pad", type=int, metavar="M", help="trace the padded semantics (multiples of M)")
+    p.add_argument("--pad", type=pad_arg, metavar="M", help="trace the padded semantics (multiples of M)")
     p = command("emit-c", cmd_emit_c, "a standalone C99 kernel and header, licensed by the program's certificate")
     params(p)
-    p.add_argument("--pad", type=int, metavar="M", help="lay every array out padded to multiples of M")
+    p.add_argument("--pad", type=pad_arg, metavar="M", help="lay every array out padded to multiples of M")
     p.add_argument("-o", "--output", required=True, metavar="OUT.c", help="the C file (its header: OUT.h)")
     p.add_argument("--name", metavar="NAME", help="the C function's name (default teil_<file stem>)")
     p = sub.add_parser("equiv", help="prove two programs' outputs equal, or show where they differ",
@@ -533,7 +541,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("a", metavar="A", help="a .teil program (or .onnx model)")
     p.add_argument("b", metavar="B", help="a program with the same inputs and outputs")
     params(p)
-    p.add_argument("--pad", type=int, metavar="M", help="compare the runs padded to multiples of M")
+    p.add_argument("--pad", type=pad_arg, metavar="M", help="compare the runs padded to multiples of M")
     p.add_argument("--json", action="store_true", help="print the certificate as JSON")
     p.set_defaults(func=cmd_equiv)
     p = sub.add_parser("from-einsum", help="print the TeIL program of an einsum (issue 12)",
@@ -598,7 +606,8 @@ def add_teaching_commands(sub: Any) -> None:
                         "(one expression: report Theorem 3 as made true, the default with --pad), zeros "
                         "(its verbatim form: 0 in the padding)")
     p.add_argument("--lang", choices=("core", "full"), help="the dialect (default: core if both parse as core)")
-    p.add_argument("--pad", type=int, metavar="M", help=f"evaluate padded to multiples of M (at most {EXTENT_LIMIT})")
+    p.add_argument("--pad", type=pad_arg, metavar="M",
+                   help=f"evaluate padded to multiples of M (at most {EXTENT_LIMIT})")
     p.add_argument("--unguarded-expa", action="store_true",
                    help="the report's padded expa (no guard), which chapter 5 shows breaks Theorem 3")
     p.add_argument("--values", choices=("real", "float"), default="real",

@@ -8,6 +8,7 @@ each assertion is on the exit code (SPEC.md section 6) and a specific message.
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -507,6 +508,30 @@ def test_api_errors_do_not_quote_cli_flags(capsys) -> None:
         ct.compile(p, None, True)
     code, _, err = run(capsys, "run", str(MATMUL), "--pad", "0")
     assert code == 2 and "--pad 0: the vector length must be an integer >= 1" in err
+
+
+@pytest.mark.parametrize("pad", [" 2", "+2", "２", "1_000", "2\n", "two"])
+def test_a_pad_is_written_in_the_digits_0_to_9_as_a_param_is(pad) -> None:
+    # int() takes ' 2', '+2', '２', '1_000' and '2\n' (fuzzing r23: each ran, exit 0); --param never did
+    for command in (["run", str(MATMUL)], ["prove", str(MATMUL)], ["emit-c", str(MATMUL), "-o", os.devnull]):
+        done = cli(*command, "--pad", pad)
+        assert done.returncode == 2, (command, done.stderr)
+        assert f"argument --pad: {pad!r} is not an integer >= 1 written in the digits 0-9" in done.stderr, command
+
+
+@pytest.mark.parametrize("engine", ["reference", "native"])
+@pytest.mark.parametrize("pad", [2**32, 10**400])
+def test_a_pad_too_large_to_hold_is_a_resource_error_not_a_crash(capsys, tmp_path, engine, pad) -> None:
+    # fuzzing r23: 10^400 overflowed human_bytes' float division, 2^32 the native plan's int64 op
+    # tables (both exit 70, internal error); the padded store cannot be built: μ_allocs, exit 2
+    A, B = tmp_path / "A.npy", tmp_path / "B.npy"
+    np.save(A, np.ones((2, 3)))
+    np.save(B, np.ones((3, 2)))
+    code, _, err = run(capsys, "run", str(MATMUL), "--engine", engine, "--pad", str(pad), "--input", f"A={A}",
+                       "--input", f"B={B}", "--output", str(tmp_path / "out.npz"))
+    assert code == 2 and "resource error [μ_allocs]" in err and "Traceback" not in err, err
+    with pytest.raises(ct.TeilResourceError, match="μ_allocs"):
+        ct.compile(ct.load(str(MATMUL)), {"l": 2, "m": 3, "n": 2}, pad)
 
 
 def test_an_allocation_too_large_names_the_initial_memory(capsys, tmp_path) -> None:

@@ -38,10 +38,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import NO_SPAN, TeilError, TeilInputError, TeilUnknown
+from ..lang.shapes import round_up
 from ..lang.syntax import Program
 from ..lang.typing import TypedProgram, check_program
 from ..semantics.eval import ArrayInterpretation, evaluate, padding_agrees
-from ..semantics.inputs import check_dtype, check_pad, check_params, run_params, validate_inputs
+from ..semantics.inputs import check_dtype, check_memory, check_pad, check_params, run_params, validate_inputs
 from . import _native, buffers
 from .planner import (
     OVERFLOW_BOUND,
@@ -418,11 +419,15 @@ class Kernel:
         report = certify(self.program, params, self.pad)
         if typed is None or typed.params != params:
             typed = check_program(self.program, params)
+        # μ_allocs as a run would build it (validate_inputs checks it again): before planning, whose
+        # op tables hold extents as int64 (a pad of 2^32 overflowed them: exit 70, fuzzing r23)
+        interp = ArrayInterpretation(typed)
+        check_memory({a.name: tuple(interp.extent(d) if self.pad is None else round_up(interp.extent(d), self.pad)
+                                    for d in a.shape) for a in typed.program.allocs}, typed.program, self.pad)
         p = plan(typed, self.pad)
         from .plan_check import check_plan
 
         check_plan(p)
-        interp = ArrayInterpretation(typed)
         regions = tuple((a.name, tuple(slice(0, interp.extent(d)) for d in a.shape))
                         for a in typed.program.outputs())
         calls = _compile_calls(p)
