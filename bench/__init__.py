@@ -315,7 +315,7 @@ def measure_floor(hand: Hand, threads: int) -> Floor:
 
 def run_kernel(k: Kernel, rng: np.random.Generator, hand: Hand | None = None, floor: Floor | None = None) -> Row:
     import core_teil as ct
-    from core_teil.native import buffers, planner
+    from core_teil.native import buffers, cjit, planner
     from core_teil.native import engine as native
 
     program = ct.load(str(ROOT / k.path))
@@ -407,7 +407,8 @@ def run_kernel(k: Kernel, rng: np.random.Generator, hand: Hand | None = None, fl
         row.extra["floor_ms"] = floor_s * 1e3
         row.extra["floor bound"] = floor.bound(in_bytes + out_bytes, k.flops)
         row.extra["x floor"] = {m: v * 1e-3 / floor_s for m, v in ms.items()}
-        row.extra.update(padded_floor(program, k.params, in_bytes, floor))
+        if cjit.why_not(kpad) is None:  # the padded run is emit-c's C: the equations' arithmetic, in their order
+            row.extra.update(padded_floor(program, k.params, in_bytes, floor))
     if k.name.startswith("interp"):
         for m in ("native", "native pad 8", "numpy.einsum", "hand numpy"):
             row.extra[f"peak_{m}"] = (in_bytes + peak_bytes(methods[m])) / (in_bytes + out_bytes)
@@ -420,7 +421,9 @@ def padded_floor(program: Any, params: dict[str, int], in_bytes: int, floor: Flo
     every Σ runs to ``⌈n⌉``, every statement writes its padded domain) at the dgemm peak, and its
     outputs' padded arrays written once at the triad's bandwidth (with the inputs read once as given).
     The count is the reference's, ``2n - 1`` operations for a sum of ``n`` products where the kernels'
-    own floor counts the conventional ``2n``, so it errs low."""
+    own floor counts the conventional ``2n``, so it errs low.  It is a floor of a run that computes
+    the equations' arithmetic in their order, as emit-c's padded C does; :func:`run_kernel` gives it
+    only to kernels whose padded run is that C (a plan's BLAS steps reorder, and may do less)."""
     from core_teil.lang.shapes import round_up
     from core_teil.lang.typing import check_program
     from core_teil.semantics.cost import work

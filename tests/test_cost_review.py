@@ -15,6 +15,7 @@ from core_teil.lang.typing import check_program
 from core_teil.native import engine
 from core_teil.semantics.cost import Work, work
 from tests.test_bench_hand import ROOT, _tiny
+from tests.test_cjit_review import cache, small  # noqa: F401 (the fixtures)
 from tests.test_cost import typed_text
 
 INTERP = str(ROOT / "examples/interp.teil")
@@ -50,6 +51,7 @@ def test_the_padded_floor_bound_counts_the_inputs_too() -> None:
     assert got["pad floor_ms"] == pytest.approx((10**6 + 8**5) / 1e6)
 
 
+@pytest.mark.usefixtures("small")  # C for every plan, however small: the padded run is emit-c's C
 def test_the_padded_run_and_its_floor_use_one_pad(monkeypatch: pytest.MonkeyPatch) -> None:
     # "native pad 8 x of it" divides the padded run's time by the padded floor: both must be at
     # bench.PAD. With PAD set to 2 a kernel compiled at a literal pad (8 as before the commit, or any
