@@ -534,6 +534,16 @@ def test_a_pad_too_large_to_hold_is_a_resource_error_not_a_crash(capsys, tmp_pat
         ct.compile(ct.load(str(MATMUL)), {"l": 2, "m": 3, "n": 2}, pad)
 
 
+def test_a_loop_nest_past_what_the_native_engine_addresses_is_refused_at_compile() -> None:
+    # every allocation is [2], but the statement's subexpression expa K (expa K X) has 2^61 elements:
+    # the plan's int64 op tables would overflow (a plan is refused before it is made, St-Stmt)
+    p = ct.parse("param K\ninput alloc X : [2]\noutput alloc Y : [2]\nY = red (red (expa K (expa K X)))\n")
+    with pytest.raises(ct.TeilResourceError, match=r"\[St-Stmt\].*statement Y = \.\.\.: a subexpression of "
+                                                  r"2,305,843,009,213,693,952 elements is past the"):
+        ct.compile(p, {"K": 2**30})
+    assert ct.compile(p, {"K": 3})(X=np.ones(2))["Y"].tolist() == [9.0, 9.0]
+
+
 def test_an_allocation_too_large_names_the_initial_memory(capsys, tmp_path) -> None:
     # was labelled [S-Var], the name-uniqueness rule; what cannot be built is μ_allocs (Fig. 9)
     p = tmp_path / "huge.teil"

@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import NO_SPAN, TeilError, TeilInputError, TeilUnknown
+from ..errors import NO_SPAN, TeilError, TeilInputError, TeilResourceError, TeilUnknown
 from ..lang.shapes import round_up
-from ..lang.syntax import Program
+from ..lang.syntax import Program, walk
 from ..lang.typing import TypedProgram, check_program
 from ..semantics.eval import ArrayInterpretation, evaluate, padding_agrees
 from ..semantics.inputs import check_dtype, check_memory, check_pad, check_params, run_params, validate_inputs
@@ -419,11 +419,8 @@ class Kernel:
         report = certify(self.program, params, self.pad)
         if typed is None or typed.params != params:
             typed = check_program(self.program, params)
-        # μ_allocs as a run would build it (validate_inputs checks it again): before planning, whose
-        # op tables hold extents as int64 (a pad of 2^32 overflowed them: exit 70, fuzzing r23)
         interp = ArrayInterpretation(typed)
-        check_memory({a.name: tuple(interp.extent(d) if self.pad is None else round_up(interp.extent(d), self.pad)
-                                    for d in a.shape) for a in typed.program.allocs}, typed.program, self.pad)
+        addressable(typed, interp, self.pad)
         p = plan(typed, self.pad)
         from .plan_check import check_plan
 
@@ -773,6 +770,34 @@ class _Chained(_Sizes):
 
     def least(self, buf: Buffer) -> float:
         return 0.0 if buf in self.written else super().least(buf)
+
+
+#: The most elements of one array or loop nest that the plan's int64 op tables address (with room
+#: for a stride times an index): past it, no plan is made.
+ADDRESSABLE = 1 << 56
+
+
+def addressable(typed: TypedProgram, interp: ArrayInterpretation, pad: int | None) -> None:
+    """Every allocation, and every subexpression's (padded) domain, small enough for the op tables'
+    int64 extents and strides (a pad of 2^32 overflowed them: exit 70, fuzzing r23).  An allocation
+    past it could not be held either: refused as μ_allocs (with its bytes), as a run would refuse it.
+    Memory itself is checked at the call (``validate_inputs``), not here: a kernel compiled for an
+    extent too large to hold may still run :meth:`Kernel.blockwise` in chunks (review r24)."""
+    def extents(shape: Any) -> tuple[int, ...]:
+        return tuple(interp.extent(d) if pad is None else round_up(interp.extent(d), pad) for d in shape)
+
+    shapes = {a.name: extents(a.shape) for a in typed.program.allocs}
+    if any(math.prod(t) > ADDRESSABLE for t in shapes.values()):
+        check_memory(shapes, typed.program, pad)  # names the allocation and its bytes (no budget is that large)
+        raise TeilResourceError(f"an allocation of more than {ADDRESSABLE:,} elements is past what this engine "
+                                "addresses", NO_SPAN, "μ_allocs")
+    for stmt in typed.program.stmts:
+        for e in walk(stmt.expr):
+            n = math.prod(extents(typed.type_of(e)))
+            if n > ADDRESSABLE:
+                padded = f" (padded to multiples of {pad})" if pad is not None else ""
+                raise TeilResourceError(f"statement {stmt.target} = ...: a subexpression of {n:,} elements{padded} "
+                                        f"is past the {ADDRESSABLE:,} this engine addresses", stmt.span, "St-Stmt")
 
 
 def rounds_up(typed: TypedProgram, pad: int | None) -> bool:
