@@ -1245,8 +1245,11 @@ def assign_in_place(calls: list[Call]) -> None:
 
 
 #: Elements of a streamed BLAS temporary per chunk: small enough to be read back from the
-#: caches (mttkrp 250^3: 88 ms in chunks of 16 rows of 62,500, 99 ms unchunked).
-STREAM_CHUNK_ELEMENTS = 1 << 20
+#: caches (mttkrp 250^3: 88 ms in chunks of 16 rows of 62,500, 99 ms unchunked).  1 MiB, one
+#: core's L2 here (issue 15: "an L2-sized block reduced at once is faster"); mttkrp 250^3,
+#: medians of 9, chunks of 2^15 .. 2^20 elements, one thread: 188, 191, 191, 196, 216, 219 ms;
+#: two threads: 119, 123, 111, 108, 133, 144 ms (hand numpy 207-217 and 116-124 in the same runs).
+STREAM_CHUNK_ELEMENTS = 1 << 17
 
 
 def stream_violation(step: Step, ops: Sequence[OpDesc], nbatch: int, scratch: int,
