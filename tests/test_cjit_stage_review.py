@@ -184,29 +184,19 @@ def staged_buffers(kernel: native.Kernel, p: ct.Program, params: dict[str, int],
     return refs
 
 
-def test_one_threads_stage_buffers_are_the_kernels_and_go_with_it(monkeypatch):
-    # mutant: on one thread, _stage given a process-wide thread-local workspace (the calling
-    # thread's) instead of the kernel's: the same doubles, but every kernel's buffers stay in the
-    # caller's thread for as long as it lives (the main thread: for ever)
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_stage_buffers_are_the_kernels_and_go_with_it(monkeypatch, nthreads):
+    # mutants: _stage given a process-wide thread-local workspace instead of the kernel's: the same
+    # doubles, but on one thread every kernel's buffers stay in the caller's thread for as long as it
+    # lives (the main thread: for ever), and on several, in the pool threads', keyed by name and row
+    # shapes only, so a program compiled for many sizes left about 2 MiB per size in each of them
+    if nthreads > 1:
+        threads(monkeypatch, nthreads)
     monkeypatch.setattr(cjit, "STAGE_BYTES", 1)
     p = load("interp.teil")
     params = {"E": 10, "m": 3, "n": 3}
     kernel = ct.compile(p, params, 4)
-    refs = staged_buffers(kernel, p, params, 4, monkeypatch)
-    del kernel
-    gc.collect()
-    assert all(r() is None for r in refs), "a stage buffer outlived its kernel"
-
-
-def test_pool_threads_stage_buffers_go_with_their_kernel(monkeypatch):
-    # several threads: the pieces were staged in the pool threads' process-wide workspaces, keyed by
-    # name and row shapes only, so a program compiled for many sizes left about 2 MiB per size in
-    # each pool thread; in the kernel's own thread-local workspace they go with it
-    threads(monkeypatch, 2)
-    monkeypatch.setattr(cjit, "STAGE_BYTES", 1)
-    p = load("interp.teil")
-    params = {"E": 10, "m": 3, "n": 3}
-    kernel = ct.compile(p, params, 4)
+    assert the_c(kernel).batch.single is (nthreads == 1)
     refs = staged_buffers(kernel, p, params, 4, monkeypatch)
     del kernel
     gc.collect()

@@ -253,7 +253,7 @@ class CKernel:
         """The outputs, or None when the C cannot take these arrays (the plan then runs)."""
         # an input's address, None (not supplied), or the array itself: staged a piece at a time
         base: list[tuple[str, int | np.ndarray | None]] = []
-        staged = []
+        staged: list[str] = []
         for name, required in self.inputs:
             a = arrays.get(name)
             if a is None:
