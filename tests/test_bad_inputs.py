@@ -534,6 +534,16 @@ def test_a_pad_too_large_to_hold_is_a_resource_error_not_a_crash(capsys, tmp_pat
         ct.compile(ct.load(str(MATMUL)), {"l": 2, "m": 3, "n": 2}, pad)
 
 
+def test_an_allocation_past_what_the_native_engine_addresses_is_refused_whatever_the_budget(monkeypatch) -> None:
+    # with a memory budget that would hold it, μ_allocs still refuses what the int64 op tables cannot address
+    from core_teil.semantics import inputs
+
+    monkeypatch.setattr(inputs, "memory_budget", lambda: 1 << 80)
+    with pytest.raises(ct.TeilResourceError, match=r"\[μ_allocs\].*allocation A : \[4294967296, 4294967296\] "
+                                                  r"\(padded to multiples of 4294967296\) has .* elements, past the"):
+        ct.compile(ct.load(str(MATMUL)), {"l": 2, "m": 3, "n": 2}, 2**32)
+
+
 def test_a_loop_nest_past_what_the_native_engine_addresses_is_refused_at_compile() -> None:
     # every allocation is [2], but the statement's subexpression expa K (expa K X) has 2^61 elements:
     # the plan's int64 op tables would overflow (a plan is refused before it is made, St-Stmt)

@@ -786,16 +786,18 @@ def addressable(typed: TypedProgram, interp: ArrayInterpretation, pad: int | Non
     def extents(shape: Any) -> tuple[int, ...]:
         return tuple(interp.extent(d) if pad is None else round_up(interp.extent(d), pad) for d in shape)
 
+    padded = f" (padded to multiples of {pad})" if pad is not None else ""
     shapes = {a.name: extents(a.shape) for a in typed.program.allocs}
-    if any(math.prod(t) > ADDRESSABLE for t in shapes.values()):
-        check_memory(shapes, typed.program, pad)  # names the allocation and its bytes (no budget is that large)
-        raise TeilResourceError(f"an allocation of more than {ADDRESSABLE:,} elements is past what this engine "
-                                "addresses", NO_SPAN, "μ_allocs")
+    for a in typed.program.allocs:
+        n = math.prod(shapes[a.name])
+        if n > ADDRESSABLE:
+            check_memory(shapes, typed.program, pad)  # names it with its bytes, past any memory budget
+            raise TeilResourceError(f"allocation {a.name} : {list(shapes[a.name])}{padded} has {n:,} elements, "
+                                    f"past the {ADDRESSABLE:,} this engine addresses", a.span, "μ_allocs")
     for stmt in typed.program.stmts:
         for e in walk(stmt.expr):
             n = math.prod(extents(typed.type_of(e)))
             if n > ADDRESSABLE:
-                padded = f" (padded to multiples of {pad})" if pad is not None else ""
                 raise TeilResourceError(f"statement {stmt.target} = ...: a subexpression of {n:,} elements{padded} "
                                         f"is past the {ADDRESSABLE:,} this engine addresses", stmt.span, "St-Stmt")
 

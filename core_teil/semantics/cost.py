@@ -55,19 +55,18 @@ class CostInterpretation:
     def __init__(self, typed: TypedProgram) -> None:
         self.typed = typed
         self.shared = shared_subexpressions(typed)
-        self._tabulated: set[int] = set()  # the shared subexpressions this statement has counted
-        self._tables = 0  # and what their tables cost
+        self._tables = 0  # what this statement's tables cost
 
     def tabulate(self, e: Expr, k: Index, sem: Sem, equation: Callable[[Expr, Index, Sem], int]) -> int:
-        """A shared subexpression costs its whole domain once per statement, then nothing a read."""
+        """A shared subexpression costs its whole domain once per statement, and a read nothing.
+        Counting it here once is counting it once per statement: a typed program is a tree (each
+        node in one statement, once) and :meth:`sum` runs its body once."""
         if id(e) not in self.shared:
             return equation(e, k, sem)
-        if id(e) not in self._tabulated:
-            self._tabulated.add(id(e))
-            bounds = sem.bounds(sem.type(e))
-            # the equation first: computing it may tabulate a subexpression of its own into _tables
-            table = equation(e, self.domain(bounds, None), sem) * math.prod(bounds)
-            self._tables += table
+        bounds = sem.bounds(sem.type(e))
+        # the equation first: computing it may tabulate a subexpression of its own into _tables
+        table = equation(e, self.domain(bounds, None), sem) * math.prod(bounds)
+        self._tables += table
         return 0
 
     def extent(self, d: Dim) -> int:
@@ -98,7 +97,6 @@ class CostInterpretation:
     def update(self, store: Work, x: str, k: Index, v: int, bounds: tuple[int, ...]) -> Work:
         size = math.prod(bounds)
         flops = store.flops + v * size + self._tables
-        self._tabulated.clear()
         self._tables = 0
         return Work(flops, store.elements + size)
 
