@@ -52,6 +52,7 @@ from .syntax import (
     Transp,
     TranspAt,
     Var,
+    expect_program,
 )
 
 T = TypeVar("T")
@@ -196,7 +197,7 @@ def format_stmt(s: Stmt) -> str:
 
 def format_program(p: Program) -> str:
     """The canonical text: ``lang``, declarations, a blank line, statements; newline-terminated."""
-    lines = [f"lang {p.dialect}"]
+    lines = [f"lang {expect_program(p).dialect}"]
     lines += [format_decl(d) for d in p.decls]
     if p.stmts:
         lines.append("")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
-from ..errors import NO_SPAN, Span
+from ..errors import NO_SPAN, Span, TeilInputError
 
 #: A shape term: an integer literal or the name of a shape parameter.
 Dim = int | str
@@ -200,6 +200,16 @@ def walk(e: Expr) -> Iterator[Expr]:
         node = stack.pop()
         yield node
         stack.extend(reversed(node.children()))
+
+
+def expect_program(program: object) -> Program:
+    """``program`` itself when it is a parsed :class:`Program`, else a :class:`TeilInputError`
+    (SPEC.md section 6: every error is a ``TeilError``): an entry point given the program's text,
+    a path or ``None`` failed deep inside with an ``AttributeError`` (``ct.compile("...")``)."""
+    if isinstance(program, Program):
+        return program
+    hint = " (its text: ct.parse(text); a file: ct.load(path))" if isinstance(program, str | bytes) else ""
+    raise TeilInputError(f"expected a Core-TeIL program{hint}, not {type(program).__name__}")
 
 
 def as_tree(program: Program) -> Program:

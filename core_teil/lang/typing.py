@@ -49,6 +49,7 @@ from .syntax import (
     TranspAt,
     Var,
     as_tree,
+    expect_program,
 )
 
 Context = dict[str, Shape]  # Γ: allocation name -> declared shape
@@ -481,7 +482,7 @@ def program_context(program: Program, params: dict[str, int] | None = None,
 
     Separate from :func:`check_program` so that the teaching layer can judge the statements
     one by one and show how far a failing derivation gets (``core-teil derive``)."""
-    program = as_tree(program)
+    program = as_tree(expect_program(program))
     solver = ShapeSolver(program, params)
     c = checker(program, solver, {})
     seen: dict[str, Span] = {}

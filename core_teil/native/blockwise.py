@@ -35,7 +35,7 @@ from typing import Any
 import z3
 
 from ..errors import TeilError, TeilInputError
-from ..lang.syntax import Program, Stmt
+from ..lang.syntax import Program, Stmt, expect_program
 from ..lang.typing import TypedProgram, check_program
 
 OBLIGATION = ("batch-elementwise", "issue 17: St-Stmt at element e reads only element e (St-Stmt, Fig. 9)")
@@ -93,7 +93,7 @@ def batch_dimension(program: Program | TypedProgram, params: Mapping[str, int] |
                     batch: str | None = None) -> BatchAnalysis:
     """The batch dimension of ``program`` (module docstring): ``batch`` if given, else the first
     candidate, in declaration order, whose obligation is proved."""
-    prog = program.program if isinstance(program, TypedProgram) else program
+    prog = program.program if isinstance(program, TypedProgram) else expect_program(program)
     params = dict(params or {})
     if batch is not None and batch not in prog.params:
         raise TeilInputError(f"batch={batch!r}: the program declares no shape parameter {batch!r} "

@@ -75,7 +75,7 @@ from ..errors import NO_SPAN, Span, TeilError, TeilInputError, TeilResourceError
 from ..lang.printer import format_stmt
 from ..lang.shapes import round_up
 from ..lang.shapes import solver as z3_solver
-from ..lang.syntax import ElemOp, Expr, Program, Stmt, Var
+from ..lang.syntax import ElemOp, Expr, Program, Stmt, Var, expect_program
 from ..lang.typing import TypedProgram, check_program
 from ..proving.report import Report, Status
 from ..semantics.eval import Sem, st_stmt
@@ -973,7 +973,7 @@ def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | No
     runs every statement over its whole domain before the next (no :func:`fuse`);
     ``certificate`` a proof report the caller already holds (see :func:`certify`)."""
     pad = check_pad(pad)
-    params = check_params(params, program)
+    params = check_params(params, expect_program(program))
     # what the C computes with them must not overflow its 64-bit integers (reviewer rS: a pad
     # of 2**63 - 1 wrapped the padded extents round to 0; a huge parameter did not compile)
     if pad is not None and pad > MAX_PAD:

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import NO_SPAN, TeilError, TeilInputError, TeilResourceError, TeilUnknown
 from ..lang.shapes import round_up
-from ..lang.syntax import Program, walk
+from ..lang.syntax import Program, expect_program, walk
 from ..lang.typing import TypedProgram, check_program
 from ..semantics.eval import ArrayInterpretation, evaluate, padding_agrees
 from ..semantics.inputs import check_dtype, check_memory, check_pad, check_params, run_params, validate_inputs
@@ -386,7 +386,7 @@ class Kernel:
             self.params = {**program.params, **check_params(params, self.program)}
             typed: TypedProgram | None = program
         else:
-            self.program = program
+            self.program = expect_program(program)
             self.params = check_params(params, program)
             typed = None
         self.pad = pad

@@ -28,7 +28,7 @@ from typing import Any
 import z3
 
 from ..errors import TeilInputError
-from ..lang.syntax import Program
+from ..lang.syntax import Program, expect_program
 from ..semantics.inputs import check_pad, check_params
 from .counterexample import explain, shrink
 from .limits import RLIMIT, RLIMIT_PER_SECOND, Z3_UINT_MAX, check_timeout, rlimit_for  # re-exported (limits.py)
@@ -97,7 +97,7 @@ def prove(program: Program, params: dict[str, int] | None = None, pad: int | Non
     :class:`~core_teil.proving.cache.ProofCache`) serves and stores ``proved`` verdicts by
     the obligation's script."""
     pad = check_pad(pad)
-    params = check_params(params, program)
+    params = check_params(params, expect_program(program))
     if solver not in SOLVERS:
         raise TeilInputError(f"solver={solver!r}: expected one of {', '.join(map(repr, SOLVERS))}")
     rlimit = rlimit_for(timeout)

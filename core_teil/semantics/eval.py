@@ -51,6 +51,7 @@ from ..lang.syntax import (
     Transp,
     TranspAt,
     Var,
+    expect_program,
     walk,
 )
 from ..lang.typing import TypedProgram, check_program, insert, map_shape, rank, remove, swap
@@ -465,6 +466,8 @@ def evaluate(program: Program | TypedProgram, inputs: Mapping[str, Any] | None =
     ``±inf · 0 = NaN`` in the padding, so a padded run whose outputs are not
     all finite is checked against the unpadded run (:func:`padding_agrees`)."""
     pad = check_pad(pad)
+    if not isinstance(program, TypedProgram):
+        expect_program(program)
     params = check_params(params, program.program if isinstance(program, TypedProgram) else program)
     inputs = dict(inputs or {})
     if isinstance(program, TypedProgram):

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import NO_SPAN, Span, TeilInputError, TeilResourceError
 from ..lang.printer import format_shape
 from ..lang.shapes import round_up
-from ..lang.syntax import Alloc, Dim, Param, Program, Var, walk
+from ..lang.syntax import Alloc, Dim, Param, Program, Var, expect_program, walk
 from ..lang.typing import TypedProgram
 
 #: The largest integer magnitude float64 holds exactly.
@@ -42,6 +42,8 @@ def check_params(params: Mapping[str, Any] | None, program: Program | None = Non
     returned as a Python ``int``.  With ``program``, each name must be one it declares.
     Anything else is a :class:`TeilInputError` (exit 2): a shape of 2.5 would type-check
     and prove (issue 11), a certificate for a shape that cannot exist."""
+    if program is not None:
+        expect_program(program)
     if params is None:
         return {}
     if not isinstance(params, Mapping):

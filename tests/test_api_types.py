@@ -1,0 +1,45 @@
+"""Every entry point of SPEC.md section 6 refuses what is not a parsed program with a
+TeilInputError (exit 2), not an AttributeError from deep inside (``ct.compile("lang full ...")``
+used to fail on ``'str' object has no attribute 'params'``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import core_teil as ct
+
+MATMUL = ct.load("examples/matmul.teil")
+
+ENTRY_POINTS: dict[str, Callable[[Any], Any]] = {
+    "check": ct.check,
+    "derive": ct.derive,
+    "trace": lambda p: ct.trace(p, "C[1,1]"),
+    "format": ct.format,
+    "evaluate": ct.evaluate,
+    "compile": ct.compile,
+    "prove": ct.prove,
+    "emit_c": ct.emit_c,
+    "batch_dimension": ct.batch_dimension,
+    "equiv, first": lambda p: ct.equiv(p, MATMUL),
+    "equiv, second": lambda p: ct.equiv(MATMUL, p),
+}
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+@pytest.mark.parametrize("bad", ["lang full\n", None, 3, b"lang full"], ids=["str", "None", "int", "bytes"])
+def test_what_is_not_a_program_is_an_input_error(entry: str, bad: Any) -> None:
+    with pytest.raises(ct.TeilInputError, match=f"expected a Core-TeIL program.*not {type(bad).__name__}$"):
+        ENTRY_POINTS[entry](bad)
+
+
+def test_program_text_gets_the_way_to_parse_it() -> None:
+    with pytest.raises(ct.TeilInputError, match=r"ct\.parse\(text\).*ct\.load\(path\)"):
+        ct.compile(MATMUL.file)
+
+
+def test_a_program_is_still_accepted_everywhere() -> None:
+    for entry in ("check", "format", "compile", "batch_dimension"):
+        ENTRY_POINTS[entry](MATMUL)
