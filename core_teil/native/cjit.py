@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import hashlib
 import itertools
 import math
@@ -248,9 +249,19 @@ class CKernel:
     #: With a pad: every input's and output's extents as the C takes them (rounded up)
     padded: Mapping[str, tuple[int, ...]] | None = None
 
+    @functools.cached_property
+    def taken(self) -> frozenset[str]:
+        """The allocations the C takes an initial value of: its input arguments."""
+        return frozenset(name for name, _ in self.inputs)
+
     def run(self, arrays: Mapping[str, np.ndarray], targets: Mapping[str, np.ndarray],
             workspace: Any) -> dict[str, np.ndarray] | None:
         """The outputs, or None when the C cannot take these arrays (the plan then runs)."""
+        # an initial value for an allocation that is no argument of the C (an `output` that
+        # accumulates, `Y = add Y X`: docs/decisions.md, "Running"): only the plan reads it, and
+        # the C would read the allocation as never supplied, • (review r25)
+        if any(name not in self.taken for name in arrays):
+            return None
         # an input's address, None (not supplied), or the array itself: staged a piece at a time
         base: list[tuple[str, int | np.ndarray | None]] = []
         staged: list[str] = []
