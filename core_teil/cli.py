@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -139,21 +140,26 @@ def _unreadable(path: str, exc: BaseException, span: Span) -> TeilInputError:
     return TeilInputError(f"{path}: not a readable .npy/.npz file ({exc})", span, "μ_allocs")
 
 
-def load_array_file(path: str, span: Span = NO_SPAN) -> dict[str, Member] | np.ndarray:
+def load_array_file(path: str, span: Span = NO_SPAN,
+                    span_of: Callable[[str], Span] | None = None) -> dict[str, Member] | np.ndarray:
     """Read ``.npy`` (memory-mapped: only its header is read now) or an ``.npz``'s headers.
 
     Input files are untrusted (SPEC.md section 6): no pickle; an ``.npz`` member is
     decompressed only by :meth:`Member.load`, after its header has been checked.  ``span``
-    (the ``input alloc`` line) is where an error points."""
+    (the ``input alloc`` line) is where an error points; ``span_of(name)``, for a bare
+    archive, where an error about its member ``name`` points."""
     import numpy as np
 
     try:
         with open(path, "rb") as fh:
             magic = fh.read(6)
-        if not (magic.startswith(b"\x93NUMPY") or magic.startswith(b"PK")):
-            raise TeilInputError(f"{path}: not a readable .npy/.npz file (no numpy header)", span, "μ_allocs")
+            if not (magic.startswith(b"\x93NUMPY") or magic.startswith(b"PK")):
+                raise TeilInputError(f"{path}: not a readable .npy/.npz file (no numpy header)", span, "μ_allocs")
+            if magic.startswith(b"\x93NUMPY"):
+                fh.seek(0)
+                checked_header(fh, path, span)
         if magic.startswith(b"PK"):
-            return archive_members(path, span)
+            return archive_members(path, span, span_of)
         # Memory-mapped, so a header that claims a huge shape is compared with
         # the declared shape before any data is read.
         return np.load(path, mmap_mode="r", allow_pickle=False)
@@ -163,34 +169,44 @@ def load_array_file(path: str, span: Span = NO_SPAN) -> dict[str, Member] | np.n
         raise _unreadable(path, exc, span) from None
 
 
-def archive_members(path: str, span: Span = NO_SPAN) -> dict[str, Member]:
-    """The arrays of an ``.npz`` by name, from their ``.npy`` headers (numpy.lib.format)."""
+def checked_header(fh: Any, what: str, span: Span) -> tuple[tuple[int, ...], Any]:
+    """The shape and dtype an ``.npy`` header claims (numpy.lib.format), refused when its bytes,
+    counted in Python integers, pass the engines' memory budget: numpy's own count overflows
+    int64 (an extent of 10^23 was an OverflowError inside np.memmap, exit 70; 3·10^9 x 4·10^9
+    printed numpy's RuntimeWarning before the refusal: review r25)."""
     import numpy as np
 
     from .semantics.inputs import human_bytes, memory_budget
 
+    version = np.lib.format.read_magic(fh)  # an unreadable header: ValueError, OSError or EOFError
+    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                   else np.lib.format.read_array_header_2_0)
+    shape, _, dtype = read_header(fh)
+    nbytes = math.prod(int(n) for n in shape) * dtype.itemsize
     budget = memory_budget()
+    if nbytes > budget:
+        raise TeilInputError(f"{what} claims shape {list(shape)}, {nbytes:,} bytes ({human_bytes(nbytes)}), "
+                             f"more than the {budget:,} bytes the engines may use", span, "μ_allocs")
+    return tuple(shape), dtype
+
+
+def archive_members(path: str, span: Span = NO_SPAN,
+                    span_of: Callable[[str], Span] | None = None) -> dict[str, Member]:
+    """The arrays of an ``.npz`` by name, from their ``.npy`` headers (numpy.lib.format)."""
     out: dict[str, Member] = {}
     with zipfile.ZipFile(path) as zf:
         for info in zf.infolist():
             if not info.filename.endswith(".npy"):
                 continue
             name = info.filename[: -len(".npy")]
+            where = span_of(name) if span_of is not None else span
             with zf.open(info) as fh:
                 try:
-                    version = np.lib.format.read_magic(fh)
-                    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                                   else np.lib.format.read_array_header_2_0)
-                    shape, _, dtype = read_header(fh)
+                    shape, dtype = checked_header(fh, f"{path}: member {info.filename}", where)
                 except (ValueError, OSError, EOFError) as exc:
                     raise TeilInputError(f"{path}: member {info.filename} has no readable .npy header ({exc})",
-                                         span, "μ_allocs") from None
-            nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
-            if nbytes > budget:
-                raise TeilInputError(f"{path}: member {info.filename} claims shape {list(shape)}, "
-                                     f"{nbytes:,} bytes ({human_bytes(nbytes)}), more than the {budget:,} "
-                                     f"bytes the engines may use", span, "μ_allocs")
-            out[name] = Member(path, name, tuple(shape), dtype, span)
+                                         where, "μ_allocs") from None
+            out[name] = Member(path, name, shape, dtype, where)
     return out
 
 
@@ -204,7 +220,7 @@ def parse_inputs(items: Sequence[str] | None, program: Program) -> dict[str, np.
     for item in items or ():
         name, sep, path = item.partition("=")
         if not sep:
-            data = load_array_file(item)
+            data = load_array_file(item, span_of=lambda k: alloc.span if (alloc := program.alloc(k)) else NO_SPAN)
             if not isinstance(data, dict):
                 raise TeilInputError(f"--input {item}: a bare path must be an .npz archive; "
                                      f"for an .npy file write NAME={item}")

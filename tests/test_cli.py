@@ -252,8 +252,9 @@ def test_a_header_claiming_a_huge_array_is_refused_before_reading(capsys, matmul
     (tmp_path / "huge.npy").write_bytes(buf.getvalue())
     code, _, err = run(capsys, "run", str(matmul), "--input", str(tmp_path / "huge.npz"))
     assert code == 2 and "80,000,000,000 bytes" in err
+    # an .npy's header is counted before numpy maps it (review r25: numpy's own count overflowed)
     code, _, err = run(capsys, "run", str(matmul), "--input", f"A={tmp_path / 'huge.npy'}")
-    assert code == 2 and "not a readable" in err
+    assert code == 2 and "80,000,000,000 bytes" in err and "matmul.teil:3:1" in err
 
 
 def test_a_parameter_given_twice_must_agree(capsys, matmul) -> None:
