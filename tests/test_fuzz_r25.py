@@ -32,7 +32,7 @@ def cli(*argv: str, timeout: float = HANG) -> subprocess.CompletedProcess[str]:
 
 def npy_with_shape(path: Path, shape: str) -> Path:
     """An .npy file whose header claims ``shape`` (a Python tuple literal), followed by 96 bytes."""
-    hdr = "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }" % shape
+    hdr = "{'descr': '<f8', 'fortran_order': False, 'shape': " + shape + ", }"
     hdr = hdr + " " * (118 - len(hdr)) + "\n"
     path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() + b"\0" * 96)
     return path

@@ -142,7 +142,8 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+.-]*(?:\s*\(all ranks\))?")
 
 def parse_names(text: str) -> list[str]:
     """Rule, equation or obligation names, separated by blanks, commas or ``;``."""
-    marked = re.sub(r"\s*\(all ranks\)", "\0", text)  # the rank-generic lemmas' suffix stays with its name
+    # from the start of a run of blanks only: `\s*` tried from each blank was quadratic in the run (review r25)
+    marked = re.sub(r"(?<!\s)\s*\(all ranks\)", "\0", text)  # the rank-generic lemmas' suffix stays with its name
     names = [n.strip().replace("\0", " (all ranks)") for n in re.split(r"[,;\s]+", marked) if n.strip()]
     for n in names:
         if not _NAME.fullmatch(n):
@@ -220,11 +221,17 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
+#: How deep an answer's term may nest (parentheses, sums, guards): the parser recurses, and a
+#: deeper term was a RecursionError (review r25: 50,000 opening parentheses)
+MAX_TERM_DEPTH = 200
+
+
 class _TermParser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.toks = _tokens(text)
         self.i = 0
+        self.depth = 0
 
     def peek(self) -> tuple[str, str]:
         return self.toks[self.i] if self.i < len(self.toks) else ("end", "")
@@ -259,6 +266,15 @@ class _TermParser:
         raise TeilInputError(f"{self.text!r}: expected an index or an extent, found {v or 'the end'!r}")
 
     def factor(self) -> Any:
+        self.depth += 1
+        try:
+            if self.depth > MAX_TERM_DEPTH:
+                raise TeilInputError(f"{self.text[:40]!r}...: the term nests deeper than {MAX_TERM_DEPTH} levels")
+            return self._factor()
+        finally:
+            self.depth -= 1
+
+    def _factor(self) -> Any:
         kind, v = self.peek()
         if kind == "sum":  # Σ_{m=1..n} body: the body is a product (a big operator binds it)
             self.take()

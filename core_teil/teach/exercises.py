@@ -386,12 +386,16 @@ def check_expression(ex: Exercise, answer: str) -> Verdict:
     return _against_solution(ex, student, _parse(ex.expected, "the solution"))
 
 
-_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9]+)")
+#: The answers' patterns start where a word does (a lookbehind) and keep their operators out of
+#: their operands: matched from every position of a long word, they were quadratic (review r25:
+#: 40 kB of letters as an answer took minutes).
+_RULE = re.compile(r"(?<![A-Za-z])[A-Za-z]+-[A-Za-z]+\+?")
+_ASSIGN = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9]+)")
 
 
 def check_rule_and_values(ex: Exercise, answer: str) -> Verdict:
     """The rule that rejects the program, and parameter values for which it does."""
-    rules = [w for w in re.findall(r"[A-Za-z]+-[A-Za-z]+\+?", answer)]
+    rules = [w for w in re.findall(_RULE, answer)]
     values = {k: int(v) for k, v in _ASSIGN.findall(answer)}
     if len(rules) != 1 or not values:
         raise TeilInputError(f"exercise {ex.id}: {ex.asks}")
@@ -423,7 +427,9 @@ def _assignment(values: dict[str, int]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in values.items())
 
 
-_PREMISE = re.compile(r"(\S+)\s*(==|=|<=|≤)\s*(\S+)")
+#: ``lhs op rhs``; the left side starts where a word does and holds no operator: ``(\S+)`` matched
+#: from every position of a long word without one, quadratic (40 kB of letters took minutes: review r25)
+_PREMISE = re.compile(r"(?<![^\s=<≤])([^\s=<≤]+)\s*(==|=|<=|≤)\s*(\S+)")
 
 
 def _failing(program: Program, params: dict[str, int] | None = None) -> Any:
@@ -436,7 +442,7 @@ def _failing(program: Program, params: dict[str, int] | None = None) -> Any:
 
 def check_rule_and_premise(ex: Exercise, answer: str) -> Verdict:
     """The rule where the derivation stops and its failing premise (from the partial derivation)."""
-    rules = re.findall(r"[A-Za-z]+-[A-Za-z]+\+?", answer)
+    rules = re.findall(_RULE, answer)
     premise = _PREMISE.search(answer.replace("!=", "=="))
     if len(rules) != 1 or premise is None:
         raise TeilInputError(f"exercise {ex.id}: {ex.asks}")
@@ -571,8 +577,8 @@ def check_reads(ex: Exercise, answer: str) -> Verdict:
         final = trace_steps(typed, at).final
         expected = {Read(r.name, tuple(str(j) if isinstance(j, Sym) else j for j in r.k))
                     for r in loads(final) if r.name == tensor}
-        reads = re.findall(r"\w+\[[^\]]*\]", text)
-        rest = re.sub(r"\w+\[[^\]]*\]|\band\b|[,{}\s]", "", text)
+        reads = re.findall(r"(?<!\w)\w+\[[^\]]*\]", text)
+        rest = re.sub(r"(?<!\w)\w+\[[^\]]*\]|\band\b|[,{}\s]", "", text)
         if rest or not reads:  # every word is read: trailing text is a malformed answer, not ignored
             raise TeilInputError(f"exercise {ex.id}: part {n}, {text!r}, is not a list of reads such as B[2, i, j]")
         got = {parse_read(part) for part in reads}
@@ -762,7 +768,7 @@ def check_padded_shape(ex: Exercise, answer: str) -> Verdict:
     return right(ex, "shape and share are right")
 
 
-_DIVISION = re.compile(r"^\s*(\S+)\s*/\s*(\S+)\s*=\s*(\S+)\s*$")
+_DIVISION = re.compile(r"^\s*([^\s/]+)\s*/\s*([^\s=]+)\s*=\s*(\S+)\s*$")
 SAMPLES = (0.0, 1.0, -2.0, 0.5, math.nan)
 
 
@@ -902,7 +908,7 @@ def find(exercise_id: str) -> Exercise:
     return ex
 
 
-_PROGRAM_TEXT = re.compile(r"^\s*(lang\s+(core|full)\b|param\s|((input|output)\s+)?alloc\s)", re.M)
+_PROGRAM_TEXT = re.compile(r"^[ \t]*(lang\s+(core|full)\b|param\s|((input|output)\s+)?alloc\s)", re.M)
 
 
 def check_answer(exercise_id: str, answer: str | None) -> Verdict:
