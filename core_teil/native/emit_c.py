@@ -1501,10 +1501,10 @@ class _Build:
         lines += setup + body
         lines += ["    free(ct_own);", f"    return {m}_OK;", "}", ""]
         c_text = "\n".join(lines)
+        passed = {x.name for x in args if x.role in ("input", "output")}
         return CSource(c_text, self.header_text(args, proto_args, work_args, shape), self.name,
                        self.header, self.report, tuple(args),
-                       {a.name: shape[a.name] for a in self.program.allocs
-                        if any(x.name == a.name and x.role in ("input", "output") for x in args)},
+                       {a.name: shape[a.name] for a in self.program.allocs if a.name in passed},
                        len(em.accesses), self.pad, dict(self.typed.params))
 
     def sizes(self, args: list[CArg], slots: dict[tuple[str, str], Storage],
