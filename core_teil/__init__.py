@@ -207,16 +207,17 @@ def trace(program: Program | CheckedProgram, at: str, params: dict[str, int] | N
     (``core-teil trace``, paper Fig. 7).  A name in the index (``'C[i,j]'``) is a symbolic index.
     With ``inputs`` the final term is also evaluated and compared with the reference engine; the
     parameters are then read off the inputs' shapes as ``ct.evaluate`` does."""
-    from .semantics.inputs import check_params, infer_params
+    from .lang.syntax import expect_program
+    from .semantics.inputs import check_inputs, check_params, infer_params
     from .teach.checked import CheckedProgram
 
     if isinstance(program, CheckedProgram):
         if params:
             raise TeilInputError("ct.trace: the program is already checked; give params to ct.check")
         return program.trace(at, inputs, pad)
-    given = check_params(params, program)
+    given = check_params(params, expect_program(program))
     if inputs is not None:
-        given = infer_params(program, inputs, given)
+        given = infer_params(program, check_inputs(inputs), given)
     return check(program, given).trace(at, inputs, pad)
 
 
@@ -269,7 +270,11 @@ def prove_library(paths: Any, **options: Any) -> Any:
     """``core-teil prove PATH...`` as a function: a :class:`core_teil.library.Summary` (issue 17)."""
     from .library import run
 
-    return run([paths] if isinstance(paths, str) else list(paths), **options)
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    elif not isinstance(paths, list | tuple) or not all(isinstance(p, str | os.PathLike) for p in paths):
+        raise TeilInputError(f"ct.prove_library: expected a path or a list of paths, not {paths!r}")
+    return run([os.fspath(p) for p in paths], **options)
 
 
 def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:

@@ -94,6 +94,14 @@ def pad_arg(text: str) -> int:
     return int(text)
 
 
+def path_arg(text: str) -> str:
+    """A path option's value: not empty (``--output ''`` printed the results instead of writing
+    them, ``--smt2-dir ''`` wrote nothing, without a word: review r25)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path")
+    return text
+
+
 # --------------------------------------------------------------------------
 # Input arrays: .npy and .npz files, read without pickle, checked before their data
 # --------------------------------------------------------------------------
@@ -379,6 +387,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
                               solver=args.solver, smt2_dir=args.smt2_dir, source=source, kernel_key=key)
         for d in cache.stats.disagreements:
             print(f"cache: {d} (the entry was evicted; the solver's verdict stands)", file=sys.stderr)
+        from .library import unusable_cache
+
+        if unusable_cache(str(cache.root)):
+            print(f"note: {unusable_cache(str(cache.root))}", file=sys.stderr)
     else:
         from .proving.prove import prove
 
@@ -510,11 +522,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     params(p)
     p.add_argument("--pad", type=pad_arg, metavar="M", help="also prove padding to multiples of M")
     p.add_argument("--json", action="store_true", help="print the certificate as JSON")
-    p.add_argument("--smt2-dir", metavar="DIR", help="write each obligation as an SMT-LIB2 script")
+    p.add_argument("--smt2-dir", type=path_arg, metavar="DIR", help="write each obligation as an SMT-LIB2 script")
     p.add_argument("--timeout", type=float, metavar="S", help="give up on an obligation after S seconds")
     p.add_argument("--solver", choices=("z3", "cvc5"), default="z3", help="the SMT solver (default z3)")
     p.add_argument("--jobs", type=int, metavar="N", help="prove N kernels at once (default: this machine's cores)")
-    p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
+    p.add_argument("--junit", type=path_arg, metavar="FILE", help="also write the verdicts as JUnit XML")
     p.add_argument("--scheduler", metavar="ADDRESS", help="prove on the Dask cluster of this scheduler")
     p.add_argument("--cache", metavar="DIR", help="the proof cache directory (default: the user's cache "
                    "directory for a library; a single FILE uses no cache unless given one)")
@@ -528,7 +540,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", metavar="NAME=PATH", help="an input array (.npy/.npz)")
     p.add_argument("--engine", choices=("reference", "native"), default=default_engine())
     p.add_argument("--pad", type=pad_arg, metavar="M", help="run with a store padded to multiples of M")
-    p.add_argument("--output", metavar="OUT.npz", help="where to write the outputs (else printed)")
+    p.add_argument("--output", type=path_arg, metavar="OUT.npz", help="where to write the outputs (else printed)")
     p = command("lower", cmd_lower, "print the Core-TeIL form of a full-TeIL program")
     params(p)
     p = command("fmt", cmd_fmt, "print the canonical form")
@@ -549,7 +561,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = command("emit-c", cmd_emit_c, "a standalone C99 kernel and header, licensed by the program's certificate")
     params(p)
     p.add_argument("--pad", type=pad_arg, metavar="M", help="lay every array out padded to multiples of M")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.c", help="the C file (its header: OUT.h)")
+    p.add_argument("-o", "--output", required=True, type=path_arg, metavar="OUT.c",
+                   help="the C file (its header: OUT.h)")
     p.add_argument("--name", metavar="NAME", help="the C function's name (default teil_<file stem>)")
     p = sub.add_parser("equiv", help="prove two programs' outputs equal, or show where they differ",
                        description="prove two programs' outputs equal for every shape and input (real "

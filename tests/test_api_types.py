@@ -43,3 +43,13 @@ def test_program_text_gets_the_way_to_parse_it() -> None:
 def test_a_program_is_still_accepted_everywhere() -> None:
     for entry in ("check", "format", "compile", "batch_dimension"):
         ENTRY_POINTS[entry](MATMUL)
+
+
+def test_a_trace_index_is_written_in_ascii_digits() -> None:
+    # as --param's and --pad's (review r25: 'C[٣,1]' was read as C[3,1])
+    from core_teil.teach.trace import parse_at
+
+    typed = ct.check(MATMUL, {"l": 3, "m": 3, "n": 3}).typed
+    assert parse_at(typed, "C[3,1]") == ("C", (3, 1))
+    with pytest.raises(ct.TeilInputError, match="is not an index"):
+        parse_at(typed, "C[\u0663,1]")

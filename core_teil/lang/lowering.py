@@ -34,6 +34,7 @@ from .syntax import (
     Transp,
     TranspAt,
     Var,
+    expect_program,
 )
 
 # -- moving one dimension with adjacent transpositions ---------------------
@@ -141,5 +142,5 @@ def lower_expr(e: Expr) -> Expr:
 
 def lower(program: Program) -> Program:
     """``core-teil lower``: the same program in ``lang core``."""
-    stmts = tuple(Stmt(s.target, lower_expr(s.expr), span=s.span) for s in program.stmts)
+    stmts = tuple(Stmt(s.target, lower_expr(s.expr), span=s.span) for s in expect_program(program).stmts)
     return Program("core", program.decls, stmts, file=program.file)

@@ -711,7 +711,11 @@ def read_source(path: str | os.PathLike[str]) -> str:
     UTF-8, at most :data:`MAX_SOURCE_BYTES`; a leading byte-order mark (Windows editors
     write one) is not part of the program.  Anything else is a :class:`TeilInputError`
     naming the file (exit 2)."""
+    if not isinstance(path, str | os.PathLike):
+        raise TeilInputError(f"expected the path of a .teil file, not {type(path).__name__}")
     name = os.fspath(path)
+    if not isinstance(name, str):
+        raise TeilInputError(f"expected the path of a .teil file as text, not {type(name).__name__}")
     where = Span(name)
     try:
         with open(name, "rb") as handle:

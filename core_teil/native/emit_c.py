@@ -75,7 +75,7 @@ from ..errors import NO_SPAN, Span, TeilError, TeilInputError, TeilResourceError
 from ..lang.printer import format_stmt
 from ..lang.shapes import round_up
 from ..lang.shapes import solver as z3_solver
-from ..lang.syntax import ElemOp, Expr, Program, Stmt, Var, expect_program
+from ..lang.syntax import Alloc, ElemOp, Expr, Program, Stmt, Var, expect_program
 from ..lang.typing import TypedProgram, check_program
 from ..proving.report import Report, Status
 from ..semantics.eval import Sem, st_stmt
@@ -984,6 +984,8 @@ def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | No
                                  f"({MAX_ELEMENTS:,} elements)")
     if name is None:
         name = default_name(program)
+    if not isinstance(name, str) or not isinstance(header, str | None):
+        raise TeilInputError(f"name={name!r}, header={header!r}: expected text (a C identifier, a file name)")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in C_KEYWORDS or name in C_LIBRARY \
             or name.startswith(("ct_", "CT_", "TEIL_")):
         raise TeilInputError(f"--name {name!r}: not a C identifier the kernel may use")
@@ -1514,9 +1516,9 @@ class _Build:
         names: dict[str, str] = {}
         for key in sorted(slots, key=lambda k: slots[k].cname):
             s = slots[key]
-            names[s.cname] = sz.size(s.shape)
+            names[s.cname] = sz.size(s.shape, self.program.alloc(s.alloc))
         for a in self.program.allocs:
-            sz.size(shape[a.name])  # every array's element count fits (the caller's too)
+            sz.size(shape[a.name], a)  # every array's element count fits (the caller's too)
         for _, shp in sz.order:
             for e in shp:
                 em.ext_c(e)  # its padded extents are locals too
@@ -1599,13 +1601,16 @@ class _Sizes:
         self.totals: list[tuple[str, list[str]]] = []
         self.largest = 0  # the largest concrete element count
 
-    def size(self, shp: tuple[Ext, ...]) -> str:
+    def size(self, shp: tuple[Ext, ...], where: Alloc | None = None) -> str:
+        """The element count of an array of extents ``shp``, of the allocation ``where``."""
         if all(e.concrete for e in shp):
             n = math.prod(int(e.base) for e in shp)
             self.largest = max(self.largest, n)
             if n > MAX_ELEMENTS:
-                raise TeilResourceError(f"an array of {n:,} elements (extents {[e.base for e in shp]}) does not "
-                                        f"fit a C kernel's ptrdiff_t byte offsets (at most {MAX_ELEMENTS:,})")
+                what = f"{where.name}, an array of" if where is not None else "an array of"
+                raise TeilResourceError(f"{what} {n:,} elements (extents {[e.base for e in shp]}), does not "
+                                        f"fit a C kernel's ptrdiff_t byte offsets (at most {MAX_ELEMENTS:,})",
+                                        where.span if where is not None else NO_SPAN, "μ_allocs")
             return str(n)
         key = _normal(shp)
         if key not in self.products:

@@ -78,6 +78,7 @@ from .equiv_nf import (
     to_z3_sums,
 )
 from .equiv_search import Found, Hint, search, seeded
+from .limits import Z3_UINT_MAX
 from .prove import RLIMIT, SEED, decide, z3_solver
 from .replay import to_float
 
@@ -656,6 +657,10 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     use them to exercise each checker alone); neither can turn an unproved output into a proved one."""
     start = time.perf_counter()
     pad = check_pad(pad)
+    # Z3's resource limit is an unsigned 32-bit count; anything else failed inside z3 or, at -1,
+    # made every output silently "unknown" (review r25)
+    if isinstance(rlimit, bool) or not isinstance(rlimit, int) or not 1 <= rlimit <= Z3_UINT_MAX:
+        raise TeilInputError(f"rlimit={rlimit!r}: Z3's resource limit is an integer from 1 to {Z3_UINT_MAX:,}")
     raw = check_params(params) if params is not None else {}
     pp, pq = _split_params(raw, p, q)
     tp, tq = check_program(p, pp), check_program(q, pq)

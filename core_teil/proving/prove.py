@@ -19,6 +19,7 @@ check as an upper bound.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
 from collections.abc import Sequence
@@ -85,6 +86,12 @@ def clear_scripts(directory: Path) -> None:
                 old.unlink()
 
 
+def _is_proof_cache(cache: Any) -> bool:
+    from .cache import ProofCache
+
+    return isinstance(cache, ProofCache)
+
+
 def prove(program: Program, params: dict[str, int] | None = None, pad: int | None = None, *,
           timeout: float | None = None, solver: str = "z3", smt2_dir: str | Path | None = None,
           source: str | None = None, cache: Any = None) -> Report:
@@ -100,6 +107,11 @@ def prove(program: Program, params: dict[str, int] | None = None, pad: int | Non
     params = check_params(params, expect_program(program))
     if solver not in SOLVERS:
         raise TeilInputError(f"solver={solver!r}: expected one of {', '.join(map(repr, SOLVERS))}")
+    if smt2_dir is not None and not isinstance(smt2_dir, str | os.PathLike):
+        raise TeilInputError(f"smt2_dir={smt2_dir!r}: expected a directory's path")
+    if cache is not None and not _is_proof_cache(cache):
+        raise TeilInputError(f"cache={cache!r}: expected a core_teil.proving.cache.ProofCache "
+                             f"(the CLI's --cache DIR is ProofCache(DIR))")
     rlimit = rlimit_for(timeout)
     if source is None:
         source = _read_source(program.file)

@@ -55,7 +55,7 @@ from ..lang.syntax import (
     walk,
 )
 from ..lang.typing import TypedProgram, check_program, insert, map_shape, rank, remove, swap
-from .inputs import check_pad, check_params, concrete_extent, memory_budget, run_params, validate_inputs
+from .inputs import check_inputs, check_pad, check_params, concrete_extent, memory_budget, run_params, validate_inputs
 
 I = TypeVar("I")  # an index (a natural number, or a term denoting one)
 V = TypeVar("V")  # a value of V ∪ {•}
@@ -469,7 +469,7 @@ def evaluate(program: Program | TypedProgram, inputs: Mapping[str, Any] | None =
     if not isinstance(program, TypedProgram):
         expect_program(program)
     params = check_params(params, program.program if isinstance(program, TypedProgram) else program)
-    inputs = dict(inputs or {})
+    inputs = check_inputs(inputs)
     if isinstance(program, TypedProgram):
         typed = program
         run_params(typed.program, inputs, {**(params or {}), **typed.params})

@@ -65,6 +65,16 @@ def check_params(params: Mapping[str, Any] | None, program: Program | None = Non
     return out
 
 
+def check_inputs(inputs: Any) -> dict[str, Any]:
+    """The inputs of a run as a dict of allocation names to arrays (``None``: none); anything
+    else is a TeilInputError, not a TypeError from ``dict(3)`` (review r25)."""
+    if inputs is None:
+        return {}
+    if not isinstance(inputs, Mapping):
+        raise TeilInputError(f"inputs must be a dict of allocation names to arrays, not {type(inputs).__name__}")
+    return dict(inputs)
+
+
 def check_pad(pad: Any, cli: bool = False) -> int | None:
     """The vector length of padding (report section 4): ``None``, or an integer >= 1."""
     if pad is None:
@@ -142,7 +152,10 @@ def infer_params(program: Program, inputs: Mapping[str, Any],
         if a is None:
             raise TeilInputError(f"input {name!r}: the program allocates no {name!r} "
                                  f"(it allocates {', '.join(x.name for x in program.allocs) or 'nothing'})")
-        shape = np.shape(value)
+        try:
+            shape = np.shape(value)
+        except Exception as exc:  # a ragged list: numpy raises many kinds here, all meaning "not an array"
+            raise TeilInputError(f"input {name!r} is not an array: {exc}", a.span, "μ_allocs") from None
         if len(shape) != len(a.shape):
             raise TeilInputError(f"input {name!r} has rank {len(shape)} (shape {list(shape)}), but the "
                                  f"program declares {name} : {format_shape(a.shape)}", a.span)

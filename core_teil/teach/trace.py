@@ -44,7 +44,7 @@ from ..lang.shapes import solver as z3_solver
 from ..lang.syntax import Dim, ElemOp, Expr, Stmt, Var
 from ..lang.typing import TypedProgram
 from ..semantics import eval as ev
-from ..semantics.inputs import check_pad
+from ..semantics.inputs import check_inputs, check_pad
 from ..semantics.symbolic import z3_round_up
 
 #: Give up after this many steps (each step is one equation; Fig. 7 needs 5).
@@ -467,6 +467,8 @@ _AT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.*)\])?\s*$")
 
 def parse_at(typed: TypedProgram, at: str) -> tuple[str, Index]:
     """``'C[1,2]'`` -> ``('C', (1, 2))``; a name not a parameter is a symbolic index (``'C[j1,j2]'``)."""
+    if not isinstance(at, str):
+        raise TeilInputError(f"expected an index such as 'C[1,2]' as text, not {type(at).__name__}")
     m = _AT.match(at)
     if m is None:
         raise TeilInputError(f"{at!r}: expected an allocation and a 1-based multi-index, e.g. 'C[1,2]'")
@@ -477,7 +479,7 @@ def parse_at(typed: TypedProgram, at: str) -> tuple[str, Index]:
     parts = [p.strip() for p in inner.split(",")] if inner is not None and inner.strip() else []
     k: list[Any] = []
     for p in parts:
-        if re.fullmatch(r"[+-]?\d+", p):
+        if re.fullmatch(r"[+-]?[0-9]+", p):  # ASCII digits, as --param's
             k.append(int(p))
         elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p):
             if p in typed.program.params:
@@ -496,7 +498,7 @@ def trace_steps(typed: TypedProgram, at: str, inputs: Mapping[str, Any] | None =
     x, k = parse_at(typed, at)
     program = typed.program
     if inputs is not None:  # --values: bad or missing inputs are reported before any tracing
-        ev.initial_store(typed, ev.ArrayInterpretation(typed), dict(inputs), pad)
+        ev.initial_store(typed, ev.ArrayInterpretation(typed), check_inputs(inputs), pad)
     numbered = [(n, s) for n, s in enumerate(program.stmts, start=1) if s.target == x]
     if not numbered:
         a = program.alloc(x)
