@@ -40,6 +40,7 @@ obligations are.  Counterexamples are then replayed padded.
 from __future__ import annotations
 
 import itertools
+import numbers
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -659,8 +660,9 @@ def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int
     pad = check_pad(pad)
     # Z3's resource limit is an unsigned 32-bit count; anything else failed inside z3 or, at -1,
     # made every output silently "unknown" (review r25)
-    if isinstance(rlimit, bool) or not isinstance(rlimit, int) or not 1 <= rlimit <= Z3_UINT_MAX:
+    if isinstance(rlimit, bool) or not isinstance(rlimit, numbers.Integral) or not 1 <= rlimit <= Z3_UINT_MAX:
         raise TeilInputError(f"rlimit={rlimit!r}: Z3's resource limit is an integer from 1 to {Z3_UINT_MAX:,}")
+    rlimit = int(rlimit)
     raw = check_params(params) if params is not None else {}
     pp, pq = _split_params(raw, p, q)
     tp, tq = check_program(p, pp), check_program(q, pq)
