@@ -1607,8 +1607,8 @@ class _Sizes:
             n = math.prod(int(e.base) for e in shp)
             self.largest = max(self.largest, n)
             if n > MAX_ELEMENTS:
-                what = f"{where.name}, an array of" if where is not None else "an array of"
-                raise TeilResourceError(f"{what} {n:,} elements (extents {[e.base for e in shp]}), does not "
+                what = f"{where.name}: an array of" if where is not None else "an array of"
+                raise TeilResourceError(f"{what} {n:,} elements (extents {[e.base for e in shp]}) does not "
                                         f"fit a C kernel's ptrdiff_t byte offsets (at most {MAX_ELEMENTS:,})",
                                         where.span if where is not None else NO_SPAN, "μ_allocs")
             return str(n)
