@@ -268,12 +268,19 @@ def batch_dimension(program: Program, params: dict[str, int] | None = None, batc
 
 def prove_library(paths: Any, **options: Any) -> Any:
     """``core-teil prove PATH...`` as a function: a :class:`core_teil.library.Summary` (issue 17)."""
+    from collections.abc import Iterable
+
     from .library import run
 
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
-    elif not isinstance(paths, list | tuple) or not all(isinstance(p, str | os.PathLike) for p in paths):
-        raise TeilInputError(f"ct.prove_library: expected a path or a list of paths, not {paths!r}")
+    elif isinstance(paths, Iterable) and not isinstance(paths, bytes):
+        paths = list(paths)  # a glob's iterator, a set: read once
+    else:
+        raise TeilInputError(f"ct.prove_library: expected a path or paths, not {type(paths).__name__}")
+    bad = [p for p in paths if not isinstance(p, str | os.PathLike)]
+    if bad:
+        raise TeilInputError(f"ct.prove_library: expected paths, not {type(bad[0]).__name__} ({bad[0]!r})")
     return run([os.fspath(p) for p in paths], **options)
 
 

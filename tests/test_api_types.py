@@ -53,13 +53,3 @@ def test_a_trace_index_is_written_in_ascii_digits() -> None:
     assert parse_at(typed, "C[3,1]") == ("C", (3, 1))
     with pytest.raises(ct.TeilInputError, match="is not an index"):
         parse_at(typed, "C[\u0663,1]")
-
-
-def test_equiv_takes_a_numpy_integer_rlimit() -> None:
-    import numpy as np
-
-    e = "examples/equiv/"
-    p, q = ct.load(e + "div_distribute_p.teil"), ct.load(e + "div_distribute_q.teil")
-    assert ct.equiv(p, q, rlimit=np.int64(5_000_000)).ok
-    with pytest.raises(ct.TeilInputError, match="rlimit=True"):
-        ct.equiv(p, q, rlimit=True)

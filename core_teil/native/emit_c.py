@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -984,6 +985,8 @@ def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | No
                                  f"({MAX_ELEMENTS:,} elements)")
     if name is None:
         name = default_name(program)
+    if isinstance(header, os.PathLike):
+        header = os.fspath(header)
     if not isinstance(name, str) or not isinstance(header, str | None):
         raise TeilInputError(f"name={name!r}, header={header!r}: expected text (a C identifier, a file name)")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in C_KEYWORDS or name in C_LIBRARY \

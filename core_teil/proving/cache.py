@@ -621,10 +621,11 @@ def prove_cached(program: Any, params: dict[str, int] | None = None, pad: int | 
     """:func:`core_teil.proving.prove.prove` through ``cache``: an unchanged proved kernel is
     served whole (its kernel entry), any other is proved with its obligations looked up one by one.
     ``kernel_key`` replaces the key by the canonical text (``ProofCache.source_key``)."""
+    from ..lang.syntax import expect_program
     from ..semantics.inputs import check_pad, check_params
     from .prove import program_hash, prove
 
-    params = check_params(params, program) or {}
+    params = check_params(params, expect_program(program)) or {}
     pad = check_pad(pad)
     fields = solver_fields(solver, timeout)
     key = kernel_key or cache.kernel_key(program_hash(program, source), params, pad, fields)

@@ -232,6 +232,8 @@ class _TermParser:
         self.toks = _tokens(text)
         self.i = 0
         self.depth = 0
+        #: the answer as messages show it: a long one is cut (the whole of a 1 MB answer was repeated)
+        self.shown = repr(text) if len(text) <= 60 else repr(text[:60]) + "..."
 
     def peek(self) -> tuple[str, str]:
         return self.toks[self.i] if self.i < len(self.toks) else ("end", "")
@@ -239,23 +241,41 @@ class _TermParser:
     def take(self, value: str | None = None) -> tuple[str, str]:
         tok = self.peek()
         if value is not None and tok[1] != value:
-            raise TeilInputError(f"{self.text!r}: expected {value!r}, found {tok[1] or 'the end'!r}")
+            raise TeilInputError(f"{self.shown}: expected {value!r}, found {tok[1] or 'the end'!r}")
         self.i += 1
         return tok
 
+    def deeper(self) -> None:
+        """One more level of the term's tree: a parenthesis, a sum, a guard, or an operator of a
+        chain ``a - b - c`` (each one nests the tree to its left one level deeper, and what
+        reads the tree recurses through it: review r25, 1,000 differences were a RecursionError)."""
+        self.depth += 1
+        if self.depth > MAX_TERM_DEPTH:
+            raise TeilInputError(f"{self.shown}: the term nests deeper than {MAX_TERM_DEPTH} levels")
+
     def term(self) -> Any:
-        t = self.product()
-        while self.peek()[1] in ("+", "-"):
-            op = "add" if self.take()[1] == "+" else "sub"
-            t = BinOp(op, t, self.product())
-        return t
+        saved = self.depth
+        try:
+            t = self.product()
+            while self.peek()[1] in ("+", "-"):
+                self.deeper()
+                op = "add" if self.take()[1] == "+" else "sub"
+                t = BinOp(op, t, self.product())
+            return t
+        finally:
+            self.depth = saved
 
     def product(self) -> Any:
-        t = self.factor()
-        while self.peek()[1] in ("*", "·", "/"):
-            op = "div" if self.take()[1] == "/" else "mul"
-            t = BinOp(op, t, self.factor())
-        return t
+        saved = self.depth
+        try:
+            t = self.factor()
+            while self.peek()[1] in ("*", "·", "/"):
+                self.deeper()
+                op = "div" if self.take()[1] == "/" else "mul"
+                t = BinOp(op, t, self.factor())
+            return t
+        finally:
+            self.depth = saved
 
     def nat(self) -> int | str:
         kind, v = self.take()
@@ -263,16 +283,15 @@ class _TermParser:
             return int(v)
         if kind == "name":
             return v
-        raise TeilInputError(f"{self.text!r}: expected an index or an extent, found {v or 'the end'!r}")
+        raise TeilInputError(f"{self.shown}: expected an index or an extent, found {v or 'the end'!r}")
 
     def factor(self) -> Any:
-        self.depth += 1
+        saved = self.depth
         try:
-            if self.depth > MAX_TERM_DEPTH:
-                raise TeilInputError(f"{self.text[:40]!r}...: the term nests deeper than {MAX_TERM_DEPTH} levels")
+            self.deeper()
             return self._factor()
         finally:
-            self.depth -= 1
+            self.depth = saved
 
     def _factor(self) -> Any:
         kind, v = self.peek()
@@ -282,11 +301,11 @@ class _TermParser:
             var = self.take()[1]
             self.take("=")
             if self.take()[1] != "1":
-                raise TeilInputError(f"{self.text!r}: sums run from 1 (write Σ_{{m=1..n}})")
+                raise TeilInputError(f"{self.shown}: sums run from 1 (write Σ_{{m=1..n}})")
             self.take("..")
             n = self.nat()
             if isinstance(n, int) and n > MAX_SUM_BOUND:
-                raise TeilInputError(f"{self.text!r}: a sum's bound is at most {MAX_SUM_BOUND} here "
+                raise TeilInputError(f"{self.shown}: a sum's bound is at most {MAX_SUM_BOUND} here "
                                      f"(the exercises' extents are small), not {n}")
             self.take("}")
             return Sum(var, n, self.product())
@@ -313,7 +332,7 @@ class _TermParser:
             return If(j, d, body)
         if kind == "name":
             return self.read()
-        raise TeilInputError(f"{self.text!r}: unexpected {v or 'end'!r}")
+        raise TeilInputError(f"{self.shown}: unexpected {v or 'end'!r}")
 
     def read(self) -> Read:
         name = self.take()[1]

@@ -389,6 +389,9 @@ def check_expression(ex: Exercise, answer: str) -> Verdict:
 #: The answers' patterns start where a word does (a lookbehind) and keep their operators out of
 #: their operands: matched from every position of a long word, they were quadratic (review r25:
 #: 40 kB of letters as an answer took minutes).
+#: A read ``B[2, i, j]``: its brackets hold no bracket, so that ``a[a[a[...`` is not scanned to its
+#: end from every ``[`` (review r25: 80 kB of them took 7 s)
+_READ = re.compile(r"(?<!\w)\w+\[[^\][]*\]")
 _RULE = re.compile(r"(?<![A-Za-z])[A-Za-z]+-[A-Za-z]+\+?")
 _ASSIGN = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9]+)")
 
@@ -577,8 +580,8 @@ def check_reads(ex: Exercise, answer: str) -> Verdict:
         final = trace_steps(typed, at).final
         expected = {Read(r.name, tuple(str(j) if isinstance(j, Sym) else j for j in r.k))
                     for r in loads(final) if r.name == tensor}
-        reads = re.findall(r"(?<!\w)\w+\[[^\]]*\]", text)
-        rest = re.sub(r"(?<!\w)\w+\[[^\]]*\]|\band\b|[,{}\s]", "", text)
+        reads = re.findall(_READ, text)
+        rest = re.sub(_READ.pattern + r"|\band\b|[,{}\s]", "", text)
         if rest or not reads:  # every word is read: trailing text is a malformed answer, not ignored
             raise TeilInputError(f"exercise {ex.id}: part {n}, {text!r}, is not a list of reads such as B[2, i, j]")
         got = {parse_read(part) for part in reads}
