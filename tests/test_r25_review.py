@@ -133,7 +133,7 @@ def test_prove_library_takes_a_path_object(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("paths", [[3], [str(MATMUL), None], (b"examples/matmul.teil",)])
 def test_prove_library_refuses_a_list_holding_a_non_path(paths: object) -> None:
-    with pytest.raises(ct.TeilInputError, match="ct.prove_library: expected (a path or )?paths"):
+    with pytest.raises(ct.TeilInputError, match=r"ct\.prove_library: expected (a path or )?paths"):
         ct.prove_library(paths)
 
 
