@@ -22,6 +22,13 @@ from typing import TYPE_CHECKING, Any
 # that spin (GNU's default) steal a core from numpy's BLAS threads between calls: mttkrp's
 # reduction took 18 ms instead of 10 after a GEMM.  The user's own setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# The other side of the same contest: after a BLAS call, numpy's OpenBLAS keeps its workers
+# polling for 2^28 cycles (about 0.1 s), and a kernel on every core run meanwhile shares one
+# with them: helm on two threads took 44-55 ms after a 300x300 numpy.matmul instead of 28.
+# 2^20 cycles (about 0.3 ms) keeps back-to-back BLAS calls fast.  OpenBLAS reads this when it
+# loads, so it takes effect only when core_teil is imported before numpy (as `core-teil` is);
+# the user's own setting wins (docs/decisions.md).
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 
 from .errors import TeilError, TeilInputError, TeilResourceError, TeilSyntaxError, TeilTypeError, TeilUnknown
 

@@ -757,3 +757,36 @@ def test_a_pad_that_rounds_no_extent_up_runs_unchecked(small, monkeypatch):
     with pytest.raises(ct.TeilError, match="Theorem 3"):
         other(**x)
     assert bounded and compared
+
+
+@pytest.mark.parametrize(("extent", "pad", "cuts"), [(20, None, 8), (5, None, 5), (37, 8, 5), (5, 8, 1)])
+def test_several_threads_take_several_chunks_each(team, monkeypatch, extent, pad, cuts):
+    # CHUNKS_PER_THREAD runs per thread, handed out as threads finish (a core shared with another
+    # pool's thread held a one-chunk-per-thread run back), at most one per batch index, padded at
+    # multiples of the pad (ceil_8(37) = 40: 5 cuts); the same bits as ct.evaluate
+    p = ct.load(str(ROOT / "examples" / "interp.teil"))
+    params = {"E": extent, "m": 2, "n": 3}
+    seen: list[list[tuple[int, int]]] = []
+    real = cjit._chunks
+    monkeypatch.setattr(cjit, "_chunks", lambda *a: seen.append(real(*a)) or seen[-1])
+    kernel = ct.compile(p, params, pad)
+    assert uses_c(kernel)
+    inputs = random_inputs(p, params, 0)
+    assert_bits(kernel(**inputs), ct.evaluate(p, inputs, params, pad), f"interp E={extent} pad {pad}")
+    assert cjit.CHUNKS_PER_THREAD == 4 and [len(b) for b in seen] == [cuts]
+
+
+def test_importing_core_teil_first_shortens_openblas_polling() -> None:
+    # OpenBLAS reads OPENBLAS_THREAD_TIMEOUT when it loads: core_teil sets it (unless the user
+    # did) before anything imports numpy; as OMP_WAIT_POLICY
+    import os
+    import subprocess
+    import sys
+
+    code = "import os, core_teil; print(os.environ['OPENBLAS_THREAD_TIMEOUT'], os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_THREAD_TIMEOUT", "OMP_WAIT_POLICY")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["20", "PASSIVE"]
+    env["OPENBLAS_THREAD_TIMEOUT"] = "25"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split()[0] == "25"

@@ -267,16 +267,19 @@ def chunks_of(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     return seen
 
 
-def test_each_thread_runs_one_contiguous_chunk(small, monkeypatch):
-    # mutants: one chunk for the whole batch (the team idles), or chunks cut off by one
+def test_the_threads_run_contiguous_chunks(small, monkeypatch):
+    # mutants: one chunk for the whole batch (the team idles), or chunks cut off by one; two
+    # threads take cjit.CHUNKS_PER_THREAD = 4 chunks each, at most one per batch index
     threads(monkeypatch, 2)
-    p, params = load("interp.teil"), {"E": 7, "m": 2, "n": 3}
-    kernel = ct.compile(p, params)
-    assert the_c(kernel).batch is not None
-    seen = chunks_of(monkeypatch)
-    x = inputs_for(p, params, 5)
-    assert np.array_equal(kernel(**x)["v"], ct.evaluate(p, x, params)["v"])
-    assert sorted(seen) == [(0, 3), (3, 7)]
+    for extent, want in ((7, [(i, i + 1) for i in range(7)]),
+                         (20, [(0, 2), (2, 5), (5, 7), (7, 10), (10, 12), (12, 15), (15, 17), (17, 20)])):
+        p, params = load("interp.teil"), {"E": extent, "m": 2, "n": 3}
+        kernel = ct.compile(p, params)
+        assert the_c(kernel).batch is not None
+        seen = chunks_of(monkeypatch)
+        x = inputs_for(p, params, 5)
+        assert np.array_equal(kernel(**x)["v"], ct.evaluate(p, x, params)["v"])
+        assert sorted(seen) == want
 
 
 def test_more_threads_than_batch_rows_still_run_the_c(small, monkeypatch):

@@ -93,6 +93,12 @@ COMPILE_TIMEOUT_S = 300
 #: pad 8, medians of 7 (docs/decisions.md): 0.5, 1, 2 and 4 MiB and the whole input at once gave
 #: interp n=7 55.2, 51.8, 46.5, 49.7 and 66.9 ms, interp n=4 16.8, 14.4, 13.8, 14.2 and 18.5 ms.
 STAGE_BYTES = 1 << 21
+#: Chunks of the batch dimension per thread on several threads, handed out as threads finish:
+#: with one chunk per thread, a core shared with another process's or library's thread (OpenBLAS's
+#: workers poll for about 0.1 s after a numpy BLAS call) held the whole run back.  Two threads,
+#: right after a 300x300 numpy.matmul, medians of 15 (docs/decisions.md): helm 55.1 -> 43.3 ms,
+#: interp n=7 19.9 -> 15.7 ms; without the matmul 28.3 -> 28.8 and 10.5 -> 10.0 ms.
+CHUNKS_PER_THREAD = 4
 
 #: A plan's ``cjit`` while its C compiles (outside the engine's lock): the plan runs meanwhile.
 COMPILING = "its C is being compiled (the plan runs meanwhile)"
@@ -304,7 +310,7 @@ class CKernel:
         else:
             b = self.batch
             teams = 1 if b.single else max(1, min(_native.openmp_threads(), b.extent))
-            bounds = _chunks(b.extent, teams, b.pad)
+            bounds = _chunks(b.extent, 1 if teams == 1 else min(b.extent, teams * CHUNKS_PER_THREAD), b.pad)
             if staged:
                 rows = sum(math.prod(self.padded[name][1:]) for name in staged)  # type: ignore[index]
                 step = max(1, STAGE_BYTES // (8 * rows))
