@@ -74,27 +74,27 @@ def test_a_premise_written_without_blanks_is_read() -> None:
 # --------------------------------------------------------------------------
 
 
-def test_a_term_nesting_200_levels_is_read_and_deeper_is_refused() -> None:
+def test_a_term_nesting_100_levels_is_read_and_deeper_is_refused() -> None:
     from core_teil.teach.answers import MAX_TERM_DEPTH, parse_term
 
-    assert MAX_TERM_DEPTH == 200  # the bound the commit documents
-    parse_term("(" * 199 + "B[i, j, 1]" + ")" * 199)  # 199 parentheses and the read: 200 levels
-    with pytest.raises(ct.TeilInputError, match="nests deeper than 200 levels"):
-        parse_term("(" * 250 + "B[i, j, 1]" + ")" * 250)
+    assert MAX_TERM_DEPTH == 100  # the bound the commit documents
+    parse_term("(" * 99 + "B[i, j, 1]" + ")" * 99)  # 99 parentheses and the read: 100 levels
+    with pytest.raises(ct.TeilInputError, match="nests deeper than 100 levels"):
+        parse_term("(" * 100 + "B[i, j, 1]" + ")" * 100)
 
 
 def test_a_flat_term_is_as_deep_as_its_chain() -> None:
     # the depth goes back down after each factor, but a chain a - b - c ... nests the tree to its
     # left one level per operator, and what reads the tree recurses through it (a chain of 1,000
-    # differences was a RecursionError): 150 factors are 149 levels, 300 are too deep
+    # differences was a RecursionError): 80 factors are 80 levels, 150 are too deep
     from core_teil.teach.answers import parse_term
 
-    parse_term(" + ".join(["C[i]"] * 150))
-    parse_term(" · ".join(["C[i]"] * 150))
-    parse_term(" - ".join(["(C[i] · C[i])"] * 100))
+    parse_term(" + ".join(["C[i]"] * 80))
+    parse_term(" · ".join(["C[i]"] * 80))
+    parse_term(" - ".join(["(C[i] · C[i])"] * 40))
     for op in ("+", "·"):
-        with pytest.raises(ct.TeilInputError, match="nests deeper than 200 levels"):
-            parse_term(f" {op} ".join(["C[i]"] * 300))
+        with pytest.raises(ct.TeilInputError, match="nests deeper than 100 levels"):
+            parse_term(f" {op} ".join(["C[i]"] * 150))
 
 
 # --------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -221,9 +221,10 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
-#: How deep an answer's term may nest (parentheses, sums, guards): the parser recurses, and a
-#: deeper term was a RecursionError (review r25: 50,000 opening parentheses)
-MAX_TERM_DEPTH = 200
+#: How deep an answer's term may nest (parentheses, sums, guards, a chain's operators): the
+#: parser recurses, six frames a level, and so does what reads the tree; a deeper term was a
+#: RecursionError (review r25: 50,000 opening parentheses, 1,000 differences)
+MAX_TERM_DEPTH = 100
 
 
 class _TermParser:
@@ -253,29 +254,24 @@ class _TermParser:
         if self.depth > MAX_TERM_DEPTH:
             raise TeilInputError(f"{self.shown}: the term nests deeper than {MAX_TERM_DEPTH} levels")
 
-    def term(self) -> Any:
+    def chain(self, operand: Callable[[], Any], ops: Mapping[str, str]) -> Any:
+        """``operand (op operand)*``, left-nested: each operator one level deeper (:meth:`deeper`)."""
         saved = self.depth
         try:
-            t = self.product()
-            while self.peek()[1] in ("+", "-"):
+            t = operand()
+            while self.peek()[1] in ops:
                 self.deeper()
-                op = "add" if self.take()[1] == "+" else "sub"
-                t = BinOp(op, t, self.product())
+                op = ops[self.take()[1]]
+                t = BinOp(op, t, operand())
             return t
         finally:
             self.depth = saved
 
+    def term(self) -> Any:
+        return self.chain(self.product, {"+": "add", "-": "sub"})
+
     def product(self) -> Any:
-        saved = self.depth
-        try:
-            t = self.factor()
-            while self.peek()[1] in ("*", "·", "/"):
-                self.deeper()
-                op = "div" if self.take()[1] == "/" else "mul"
-                t = BinOp(op, t, self.factor())
-            return t
-        finally:
-            self.depth = saved
+        return self.chain(self.factor, {"*": "mul", "·": "mul", "/": "div"})
 
     def nat(self) -> int | str:
         kind, v = self.take()
