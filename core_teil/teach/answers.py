@@ -208,13 +208,18 @@ _TOKEN = re.compile(r"""\s*(?:
 )""", re.X)
 
 
+def shown(text: str) -> str:
+    """An answer as a message shows it: a long one is cut (the whole of a 1 MB answer was repeated)."""
+    return repr(text) if len(text) <= 60 else repr(text[:60]) + "..."
+
+
 def _tokens(text: str) -> list[tuple[str, str]]:
     out, pos = [], 0
     text = text.strip()
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
-            raise TeilInputError(f"{text!r}: unexpected {text[pos:pos + 10]!r} at column {pos + 1}")
+            raise TeilInputError(f"{shown(text)}: unexpected {text[pos:pos + 10]!r} at column {pos + 1}")
         kind = m.lastgroup or ""
         out.append((kind, m.group(kind)))
         pos = m.end()
@@ -233,8 +238,7 @@ class _TermParser:
         self.toks = _tokens(text)
         self.i = 0
         self.depth = 0
-        #: the answer as messages show it: a long one is cut (the whole of a 1 MB answer was repeated)
-        self.shown = repr(text) if len(text) <= 60 else repr(text[:60]) + "..."
+        self.shown = shown(text)
 
     def peek(self) -> tuple[str, str]:
         return self.toks[self.i] if self.i < len(self.toks) else ("end", "")
@@ -348,14 +352,32 @@ def parse_term(text: str) -> Any:
     p = _TermParser(text)
     t = p.term()
     if p.peek()[0] != "end":
-        raise TeilInputError(f"{text!r}: unexpected {p.peek()[1]!r} after the term")
+        raise TeilInputError(f"{shown(text)}: unexpected {p.peek()[1]!r} after the term")
+    # the tree's own height: the parser bounds its nesting, but a chain in a chain's first
+    # operand, `((a - b - ...) - b - ...)`, nests the tree deeper than the parser went, and
+    # what reads the tree recurses (review r25: 30 x 60 differences, a RecursionError)
+    if height(t) > MAX_TERM_DEPTH:
+        raise TeilInputError(f"{shown(text)}: the term nests deeper than {MAX_TERM_DEPTH} levels")
     return t
+
+
+def height(t: Any) -> int:
+    """The levels of a term's tree, counted without recursion."""
+    best, stack = 0, [(t, 1)]
+    while stack:
+        node, h = stack.pop()
+        best = max(best, h)
+        if isinstance(node, BinOp):
+            stack += [(node.a, h + 1), (node.b, h + 1)]
+        elif isinstance(node, Sum | If):
+            stack.append((node.body, h + 1))
+    return best
 
 
 def parse_read(text: str) -> Read:
     t = parse_term(text)
     if not isinstance(t, Read):
-        raise TeilInputError(f"{text!r} is not a read such as B[2, i, j]")
+        raise TeilInputError(f"{shown(text)} is not a read such as B[2, i, j]")
     return t
 
 
