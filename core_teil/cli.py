@@ -389,8 +389,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
             print(f"cache: {d} (the entry was evicted; the solver's verdict stands)", file=sys.stderr)
         from .library import unusable_cache
 
-        if unusable_cache(str(cache.root)):
-            print(f"note: {unusable_cache(str(cache.root))}", file=sys.stderr)
+        unusable = unusable_cache(str(cache.root))
+        if unusable:
+            print(f"note: {unusable}", file=sys.stderr)
     else:
         from .proving.prove import prove
 

@@ -485,18 +485,19 @@ def run(paths: Sequence[str], *, jobs: int | None = None, params: dict[str, int]
         where = f"{jobs} processes"
         _run_pool(min(jobs, len(todo)), todo, finish)
     results = tuple(done[i] for i in range(len(tasks)))
-    notes = (unusable_cache(cache_dir),) if cache_dir is not None and unusable_cache(cache_dir) else ()
-    return Summary(results, time.perf_counter() - start, jobs, where, cache_dir, solver, notes)
+    unusable = unusable_cache(cache_dir) if cache_dir is not None else ""
+    return Summary(results, time.perf_counter() - start, jobs, where, cache_dir, solver,
+                   (unusable,) if unusable else ())
 
 
 def unusable_cache(cache_dir: str) -> str:
     """Why nothing can be stored in ``cache_dir`` ("" when it is a writable directory).  A cache
     that cannot be written costs the cache, never the proof (:meth:`ProofCache.write`), but the
     summary says so: a ``--cache`` naming a file ran uncached without a word (review r25)."""
-    if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
-        return f"the cache {cache_dir} is not a directory: nothing was stored in it"
     if not os.path.exists(cache_dir):
         return ""  # nothing needed storing (a run that stores creates it)
+    if not os.path.isdir(cache_dir):
+        return f"the cache {cache_dir} is not a directory: nothing was stored in it"
     if not os.access(cache_dir, os.W_OK | os.X_OK):
         return f"the cache {cache_dir} is not writable: nothing was stored in it"
     return ""

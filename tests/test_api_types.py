@@ -35,6 +35,15 @@ def test_what_is_not_a_program_is_an_input_error(entry: str, bad: Any) -> None:
         ENTRY_POINTS[entry](bad)
 
 
+@pytest.mark.parametrize("entry", ["check", "derive", "trace", "evaluate", "compile", "prove", "emit_c",
+                                   "batch_dimension"])
+def test_what_is_not_a_program_is_an_input_error_with_params_too(entry: str) -> None:
+    # with params, check_params reads the program's parameters first (ct.check(text, {"n": 3}))
+    call = {"trace": lambda p: ct.trace(p, "C[1,1]", {"n": 3}), "evaluate": lambda p: ct.evaluate(p, {}, {"n": 3})}
+    with pytest.raises(ct.TeilInputError, match="expected a Core-TeIL program"):
+        call.get(entry, lambda p: getattr(ct, entry)(p, {"n": 3}))("lang full\n")
+
+
 def test_program_text_gets_the_way_to_parse_it() -> None:
     with pytest.raises(ct.TeilInputError, match=r"ct\.parse\(text\).*ct\.load\(path\)"):
         ct.compile(MATMUL.file)

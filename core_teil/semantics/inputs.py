@@ -42,7 +42,7 @@ def check_params(params: Mapping[str, Any] | None, program: Program | None = Non
     returned as a Python ``int``.  With ``program``, each name must be one it declares.
     Anything else is a :class:`TeilInputError` (exit 2): a shape of 2.5 would type-check
     and prove (issue 11), a certificate for a shape that cannot exist."""
-    if program is not None:
+    if program is not None:  # what every entry point passes on: not its text (None is "no program")
         expect_program(program)
     if params is None:
         return {}
@@ -126,6 +126,10 @@ def check_dtype(name: str, dtype: np.dtype, span: Span = NO_SPAN, where: str = "
     raise TeilInputError(f"{what}{role} {name!r} {'is' if dtype.kind == 'c' else 'has'} {why}", span, "μ_allocs")
 
 
+def not_an_array(name: str, exc: Exception, span: Span) -> TeilInputError:
+    return TeilInputError(f"input {name!r} is not an array: {exc}", span, "μ_allocs")
+
+
 def as_array(name: str, value: Any, alloc: Alloc | None = None) -> np.ndarray:
     """``value`` as the float64 array it already is (:func:`check_dtype`), or a TeilInputError."""
     span = alloc.span if alloc is not None else NO_SPAN
@@ -135,7 +139,7 @@ def as_array(name: str, value: Any, alloc: Alloc | None = None) -> np.ndarray:
         try:
             arr = np.asarray(value)
         except Exception as exc:  # numpy raises many kinds here; all mean "not an array"
-            raise TeilInputError(f"input {name!r} is not an array: {exc}", span, "μ_allocs") from None
+            raise not_an_array(name, exc, span) from None
     check_dtype(name, arr.dtype, span)
     return arr if arr.dtype.isnative else arr.astype(np.float64)  # byte order only: same values
 
@@ -154,8 +158,8 @@ def infer_params(program: Program, inputs: Mapping[str, Any],
                                  f"(it allocates {', '.join(x.name for x in program.allocs) or 'nothing'})")
         try:
             shape = np.shape(value)
-        except Exception as exc:  # a ragged list: numpy raises many kinds here, all meaning "not an array"
-            raise TeilInputError(f"input {name!r} is not an array: {exc}", a.span, "μ_allocs") from None
+        except Exception as exc:  # a ragged list, as in as_array
+            raise not_an_array(name, exc, a.span) from None
         if len(shape) != len(a.shape):
             raise TeilInputError(f"input {name!r} has rank {len(shape)} (shape {list(shape)}), but the "
                                  f"program declares {name} : {format_shape(a.shape)}", a.span)
