@@ -1,6 +1,7 @@
 """``python -m bench [kernel-name-substring ...]``: see :mod:`bench`;
 ``python -m bench equiv [REPEATS] [--cli] [NAME ...]``: see :mod:`bench.equiv`;
-``python -m bench einsum [REPEATS]``: see :mod:`bench.einsum`."""
+``python -m bench einsum [REPEATS]``: see :mod:`bench.einsum`;
+``python -m bench cross-core [SECONDS]``: see :mod:`bench.cross_core`."""
 
 import sys
 
@@ -13,6 +14,11 @@ if sys.argv[1:2] == ["einsum"]:
     from bench.einsum import main as einsum_main
 
     sys.exit(einsum_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["cross-core"]:
+    from bench.cross_core import main as cross_core_main
+
+    sys.exit(cross_core_main(sys.argv[2:]))
 
 from bench import main
 

@@ -12,7 +12,6 @@ temporaries that the planner fused into the batch loop.  Only
 cimport numpy as cnp
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int32_t, int64_t, intptr_t
-from libc.math cimport fabs
 from libc.stdlib cimport free, malloc
 
 cnp.import_array()
@@ -35,6 +34,7 @@ cdef extern from "teil_kernels.h" nogil:
     void tk_run_element(const tk_op *ops, int nops, const tk_slot *slots, int64_t i, double *scratch)
     void tk_run_chunk(const tk_op *op, const tk_slot *slots, int64_t lo, int64_t hi)
     int tk_max_threads()
+    double tk_largest_abs(const double *p, int64_t n)
 
 
 cdef extern from *:
@@ -128,30 +128,6 @@ def same_arrays(values, tuple shapes not None) -> bool:
     return k == n
 
 
-cdef double _largest(const double *p, Py_ssize_t n) noexcept nogil:
-    # four independent maxima, branch-free (a comparison with NaN is false, so NaN is skipped)
-    cdef double m = 0.0, v
-    cdef double m1 = 0.0, m2 = 0.0, m3 = 0.0, w, x, y
-    cdef Py_ssize_t i = 0
-    while i + 4 <= n:
-        v = fabs(p[i])
-        w = fabs(p[i + 1])
-        x = fabs(p[i + 2])
-        y = fabs(p[i + 3])
-        m = v if v > m else m
-        m1 = w if w > m1 else m1
-        m2 = x if x > m2 else m2
-        m3 = y if y > m3 else m3
-        i += 4
-    while i < n:
-        v = fabs(p[i])
-        m = v if v > m else m
-        i += 1
-    m = m1 if m1 > m else m
-    m = m2 if m2 > m else m
-    return m3 if m3 > m else m
-
-
 def largest_abs(cnp.ndarray a not None) -> float:
     """``max |v|`` over the values of a C-contiguous float64 array that are not NaN, 0 when
     there are none (``engine.largest_size``, the overflow guard's measure of an input; one
@@ -162,7 +138,7 @@ def largest_abs(cnp.ndarray a not None) -> float:
     cdef Py_ssize_t n = cnp.PyArray_SIZE(a)
     cdef double m
     with nogil:
-        m = _largest(p, n)
+        m = tk_largest_abs(p, n)
     return m
 
 
@@ -178,7 +154,7 @@ def magnitude(object a) -> float:
     if (cnp.PyArray_TYPE(arr) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(arr)
             or not cnp.PyArray_ISNOTSWAPPED(arr)):
         return -1.0
-    cdef double m = _largest(<const double *> cnp.PyArray_DATA(arr), cnp.PyArray_SIZE(arr))
+    cdef double m = tk_largest_abs(<const double *> cnp.PyArray_DATA(arr), cnp.PyArray_SIZE(arr))
     return m if m > 1.0 else 1.0
 
 

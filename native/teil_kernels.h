@@ -393,4 +393,34 @@ static void tk_run_chunk(const tk_op *op, const tk_slot *slots, int64_t lo, int6
     tk_nest(&c, 0, o, a, b);
 }
 
+/* max |v| over the values of p[0..n) that are not NaN, 0 when there are none: the overflow
+ * guard's measure of an input (engine.largest_size).  Each lane keeps `v > m ? v : m`, which is
+ * what MAXPD computes (it returns its second operand when either is NaN), so NaN is skipped
+ * without a branch.  SSE2 is x86-64's baseline, so the portable build has it; sixteen values an
+ * iteration in eight registers hide MAXPD's latency.  Measured on 8 MB in cache: 0.105 ms
+ * against 0.257 for four scalar maxima (matmul 1024 scans both inputs on every call). */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+static double tk_largest_abs(const double *p, int64_t n) {
+    double m = 0.0;
+    int64_t i = 0;
+#if defined(__SSE2__)
+    const __m128d mag = _mm_castsi128_pd(_mm_set1_epi64x(INT64_MAX));  /* clears the sign bit */
+    __m128d acc[8];
+    for (int j = 0; j < 8; j++) acc[j] = _mm_setzero_pd();
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 8; j++)
+            acc[j] = _mm_max_pd(_mm_and_pd(_mm_loadu_pd(p + i + 2 * j), mag), acc[j]);
+    double lanes[16];
+    for (int j = 0; j < 8; j++) _mm_storeu_pd(lanes + 2 * j, acc[j]);
+    for (int j = 0; j < 16; j++) m = lanes[j] > m ? lanes[j] : m;
+#endif
+    for (; i < n; i++) {
+        double v = fabs(p[i]);
+        m = v > m ? v : m;
+    }
+    return m;
+}
+
 #endif

@@ -39,6 +39,28 @@ def test_largest_abs_is_the_largest_magnitude_that_is_not_nan(a):
     assert native.largest_size(a) == _reference_largest(a)
 
 
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 31, 32, 33, 47])
+def test_largest_abs_finds_the_largest_in_every_lane_and_in_the_tail(n):
+    # tk_largest_abs reads sixteen values an iteration into eight two-lane maxima, then a
+    # scalar tail: the largest magnitude is found wherever it is, NaN beside it or in its
+    # place is skipped, and a start that is not 16-byte aligned reads the same values.
+    base = np.linspace(-0.5, 0.5, n + 1)
+    for start in (0, 1):
+        a = base[start:start + n] if start + n <= base.size else base[:n]
+        for at in range(a.size):
+            for big in (-7.0, 7.0, -np.inf, np.inf):
+                b = a.copy()
+                b[at] = big
+                for after in (1, 16):  # the next lane, and the same lane one iteration on
+                    if b.size > after:
+                        b[(at + after) % b.size] = np.nan
+                assert _native.largest_abs(b) == _reference_largest(b), (n, start, at, big)
+            b = np.full_like(a, np.nan)
+            b[at] = -0.0
+            assert _native.largest_abs(b) == 0.0
+        assert _native.largest_abs(np.full_like(a, np.nan)) == 0.0
+
+
 def test_largest_abs_refuses_what_it_cannot_read():
     with pytest.raises(ValueError, match="C-contiguous float64"):
         _native.largest_abs(np.ones((3, 4))[:, 1])
