@@ -48,3 +48,16 @@ def test_speedup_and_memory_targets_say_no() -> None:
 
 def test_table_shows_the_rounds_won() -> None:
     assert " 9/9 " in bench.table(_rows({}))
+
+
+def test_cross_core_prints_a_row_per_state_it_saw(capsys) -> None:
+    # python -m bench cross-core: one round at least (the loop runs while time is left), the
+    # native kernel checked against the hand-written numpy before anything is timed
+    from bench.cross_core import main
+
+    assert main(["0.01"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("mttkrp 250^3, medians in ms per state")
+    rows = [line.split() for line in out[2:]]
+    assert len(rows) == 1 and rows[0][0] in ("fast", "slow") and rows[0][1] == "1"
+    assert len(rows[0]) == 2 + 6
