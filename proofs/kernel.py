@@ -165,7 +165,14 @@ class Obligation:
 
     def context(self) -> tuple[z3.BoolRef, ...]:
         """What the vacuity check asks Z3 to satisfy: the hypotheses, and the uses if the
-        hypotheses constrain ``SUM`` (otherwise ``SUM := SUMrec`` satisfies every use)."""
+        hypotheses constrain ``SUM`` (otherwise ``SUM := SUMrec`` satisfies every use).
+
+        This trusts that the uses *are* instances of accepted lemmas, which nothing checks
+        (review r26b, tests/test_r26_kernel_review.py, xfail): a "use" that contradicts the
+        hypotheses, or is the claim itself, makes any obligation proved.  Adding the uses
+        here always, or those without a binder, made Z3 answer ``unknown`` on six to twelve
+        lemmas' contexts; the fix is for the kernel to build the instances itself from the
+        proved statement (docs/decisions.md, "The kernel trusts its uses")."""
         if self.uses and mentions(self.hypotheses, SUM_SYMBOL):
             return (*self.hypotheses, *self.uses)
         return self.hypotheses
@@ -709,10 +716,21 @@ def derived(lemmas: Iterable[Lemma]) -> Iterator[Lemma]:
             raise ValueError("cyclic premises among " + ", ".join(lem.name for lem in pending))
 
 
+def by_name(lemmas: Iterable[Lemma]) -> dict[str, Lemma]:
+    """The lemmas by name.  A premise is named, so two lemmas of one name would let an accepted
+    one stand for a refuted one (review r26b): refused."""
+    out: dict[str, Lemma] = {}
+    for lem in lemmas:
+        if lem.name in out:
+            raise ValueError(f"two lemmas are named {lem.name!r}: a premise could not say which")
+        out[lem.name] = lem
+    return out
+
+
 def decide(lemmas: Sequence[Lemma]) -> dict[str, LemmaResult]:
     """Every lemma decided in this process: Z3 lemmas by :func:`check_lemma`, then the derived
     ones by :meth:`Book.conclude` -- what ``make verify`` does, without the worker pool."""
-    book = Book({lem.name: lem for lem in lemmas})
+    book = Book(by_name(lemmas))
     own = {lem.name: check_lemma(lem) for lem in lemmas if lem.build is not None}
     book.results.update(own)
     for lem in derived(lemmas):

@@ -35,6 +35,7 @@ from .kernel import (
     LemmaResult,
     Rule,
     Status,
+    by_name,
     check_lemma,
     derived,
     rank_coverage,
@@ -265,7 +266,7 @@ def _collect(run: Run, outcomes: Iterable[Done], progress: Progress) -> None:
 
 
 def conclude(run: Run) -> None:
-    book = Book({lem.name: lem for lem in run.lemmas}, dict(run.results))
+    book = Book(by_name(run.lemmas), dict(run.results))
     for lem in derived(run.lemmas):
         book.results[lem.name] = book.conclude(lem, run.results.get(lem.name))
     run.results = book.results

@@ -28,13 +28,49 @@ from ..semantics.eval import SemanticsBug
 from .obligations import Obligation
 
 #: A nullary and/or, which Z3 prints as a bare symbol: not SMT-LIB2, and other solvers reject it.
-NULLARY_CONNECTIVE = re.compile(r"(?<![(|\w])(and|or)(?![\w|])")
+NULLARY_CONNECTIVE = re.compile(r"(?<=\s)(and|or)(?=[\s)])")
+
+def _renamed(assertions: tuple[z3.BoolRef, ...]) -> tuple[z3.BoolRef, ...]:
+    """``assertions`` with every uninterpreted symbol whose name has no ``!`` renamed
+    ``name!``: the same obligation up to renaming, in which no declared symbol can be a
+    solver's own.  A parameter or an allocation may be called ``or``, ``true``, ``let`` or
+    ``sqrt`` (none is a word of the language); Z3 printed ``(declare-fun true () Int)``, which
+    no solver reads back, and cvc5 refuses dozens of such names in logic ``ALL`` (reserved
+    words, theory symbols, its extensions).  No SMT-LIB symbol of any theory contains ``!``,
+    no name of the language does, and the internal names have ``!`` inside, never at the
+    end, so ``name!`` is fresh (review r26b)."""
+    found: dict[str, z3.FuncDeclRef] = {}
+    todo, seen = list(assertions), set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_quantifier(t):  # binders (forall, lambda) are kept; their bodies are read
+            todo.append(t.body())
+        elif z3.is_app(t):
+            d = t.decl()
+            if d.kind() == z3.Z3_OP_UNINTERPRETED and "!" not in d.name():
+                found.setdefault(d.name(), d)
+            todo.extend(t.children())
+    if not found:
+        return assertions
+    consts, funs = [], []
+    for name, d in found.items():
+        sorts = [d.domain(i) for i in range(d.arity())]
+        new = z3.Function(f"{name}!", *sorts, d.range())
+        if d.arity() == 0:
+            consts.append((d(), new()))
+        else:
+            funs.append((d, new(*[z3.Var(i, s) for i, s in enumerate(sorts)])))
+    out = [z3.substitute(f, *consts) if consts else f for f in assertions]
+    return tuple(z3.substitute_funs(f, *funs) if funs else f for f in out)
 
 
 def script(ob: Obligation, comments: dict[str, str] | None = None) -> str:
     """The self-contained SMT-LIB2 script of ``ob``; ``unsat`` iff it holds."""
     s = z3.Solver()
-    s.add(*ob.assertions())
+    s.add(*_renamed(ob.assertions()))
     head = [f"; {k}: {v}" for k, v in (comments or {}).items()]
     head.append("; unsat <=> the obligation holds")
     body = s.sexpr()

@@ -5,10 +5,10 @@
 ; pad: 8
 ; unsat <=> the obligation holds
 (set-logic ALL)
-(declare-fun n () Int)
+(declare-fun n! () Int)
 (declare-fun k1!0 () Int)
-(assert (>= n 1))
-(assert (let ((a!1 (and (and (>= k1!0 1) (<= k1!0 n))
-                (not (and (>= k1!0 1) (<= k1!0 n))))))
+(assert (>= n! 1))
+(assert (let ((a!1 (and (and (>= k1!0 1) (<= k1!0 n!))
+                (not (and (>= k1!0 1) (<= k1!0 n!))))))
   (or a!1 a!1)))
 (check-sat)

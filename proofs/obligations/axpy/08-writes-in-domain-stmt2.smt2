@@ -5,8 +5,8 @@
 ; pad: 8
 ; unsat <=> the obligation holds
 (set-logic ALL)
-(declare-fun n () Int)
+(declare-fun n! () Int)
 (declare-fun k1!0 () Int)
-(assert (>= n 1))
-(assert (or (xor (and (>= k1!0 1) (<= k1!0 n)) (and (>= k1!0 1) (<= k1!0 n)))))
+(assert (>= n! 1))
+(assert (or (xor (and (>= k1!0 1) (<= k1!0 n!)) (and (>= k1!0 1) (<= k1!0 n!)))))
 (check-sat)

@@ -5,9 +5,9 @@
 ; pad: 8
 ; unsat <=> the obligation holds
 (set-logic ALL)
-(declare-fun n () Int)
+(declare-fun n! () Int)
 (declare-fun m!0 () Int)
-(assert (>= n 1))
-(assert (let ((a!1 (not (and (and (>= m!0 1) (<= m!0 n))))))
-  (or (and (and (>= m!0 1) (<= m!0 n)) a!1))))
+(assert (>= n! 1))
+(assert (let ((a!1 (not (and (and (>= m!0 1) (<= m!0 n!))))))
+  (or (and (and (>= m!0 1) (<= m!0 n!)) a!1))))
 (check-sat)

@@ -5,7 +5,7 @@
 ; pad: 8
 ; unsat <=> the obligation holds
 (set-logic ALL)
-(declare-fun n () Int)
-(assert (>= n 1))
+(declare-fun n! () Int)
+(assert (>= n! 1))
 (assert (or (xor true true)))
 (check-sat)

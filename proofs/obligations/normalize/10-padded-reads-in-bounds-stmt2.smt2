@@ -5,13 +5,13 @@
 ; pad: 8
 ; unsat <=> the obligation holds
 (set-logic ALL)
-(declare-fun n () Int)
+(declare-fun n! () Int)
 (declare-fun n!q8 () Int)
 (declare-fun m!1 () Int)
 (declare-fun k1!0 () Int)
-(assert (>= n 1))
-(assert (< (* 8 (- n!q8 1)) n))
-(assert (<= n (* 8 n!q8)))
+(assert (>= n! 1))
+(assert (< (* 8 (- n!q8 1)) n!))
+(assert (<= n! (* 8 n!q8)))
 (assert (let ((a!1 (not (and (>= k1!0 1) (<= k1!0 (* 8 n!q8)))))
       (a!3 (and (and (>= m!1 1) (<= m!1 (* 8 n!q8))))))
 (let ((a!2 (and (and (>= k1!0 1) (<= k1!0 (* 8 n!q8))) a!1))

@@ -6,7 +6,7 @@
 ; unsat <=> the obligation holds
 (set-logic ALL)
 (declare-datatypes ((Value 0)) (((val (real Real)) (undef))))
-(declare-fun mu_u (Int Int Int Int Int) Value)
+(declare-fun mu_u! (Int Int Int Int Int) Value)
 (declare-fun k5!4 () Int)
 (declare-fun k2!1 () Int)
 (declare-fun k3!2 () Int)
@@ -28,6 +28,6 @@
            (and (>= k3!2 1) (>= 4 k3!2))
            (and (>= k4!3 1) (>= 3 k4!3))
            (and (>= k5!4 1) (>= 6 k5!4))
-           (distinct (mu_u k1!0 k4!3 k3!2 k2!1 k5!4)
-                     (mu_u k1!0 k4!3 k3!2 k2!1 k5!4))))))
+           (distinct (mu_u! k1!0 k4!3 k3!2 k2!1 k5!4)
+                     (mu_u! k1!0 k4!3 k3!2 k2!1 k5!4))))))
 (check-sat)

@@ -5,10 +5,10 @@
 ; pad: 8
 ; unsat <=> the obligation holds
 (set-logic ALL)
-(declare-fun m () Int)
+(declare-fun m! () Int)
 (declare-fun k1!0 () Int)
-(assert (>= m 1))
-(assert (let ((a!1 (and (and (>= k1!0 1) (<= k1!0 m))
-                (not (and (>= k1!0 1) (<= k1!0 m))))))
+(assert (>= m! 1))
+(assert (let ((a!1 (and (and (>= k1!0 1) (<= k1!0 m!))
+                (not (and (>= k1!0 1) (<= k1!0 m!))))))
   (or a!1)))
 (check-sat)

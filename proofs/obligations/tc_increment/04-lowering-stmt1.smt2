@@ -6,12 +6,12 @@
 ; unsat <=> the obligation holds
 (set-logic ALL)
 (declare-datatypes ((Value 0)) (((val (real Real)) (undef))))
-(declare-fun m () Int)
-(declare-fun mu_B (Int) Value)
+(declare-fun m! () Int)
+(declare-fun mu_B! (Int) Value)
 (declare-fun k1!0 () Int)
-(assert (>= m 1))
-(assert (let ((a!1 (and (and (>= k1!0 1) (<= k1!0 m))
-                (not (and (>= k1!0 1) (<= k1!0 m))))))
+(assert (>= m! 1))
+(assert (let ((a!1 (and (and (>= k1!0 1) (<= k1!0 m!))
+                (not (and (>= k1!0 1) (<= k1!0 m!))))))
   (or a!1
-      (and (and (>= k1!0 1) (<= k1!0 m)) (distinct (mu_B k1!0) (mu_B k1!0))))))
+      (and (and (>= k1!0 1) (<= k1!0 m!)) (distinct (mu_B! k1!0) (mu_B! k1!0))))))
 (check-sat)

@@ -5,8 +5,8 @@
 ; pad: 8
 ; unsat <=> the obligation holds
 (set-logic ALL)
-(declare-fun m () Int)
+(declare-fun m! () Int)
 (declare-fun k1!0 () Int)
-(assert (>= m 1))
-(assert (or (xor (and (>= k1!0 1) (<= k1!0 m)) (and (>= k1!0 1) (<= k1!0 m)))))
+(assert (>= m! 1))
+(assert (or (xor (and (>= k1!0 1) (<= k1!0 m!)) (and (>= k1!0 1) (<= k1!0 m!)))))
 (check-sat)

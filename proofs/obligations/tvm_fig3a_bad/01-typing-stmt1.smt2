@@ -5,11 +5,11 @@
 ; pad: 8
 ; unsat <=> the obligation holds
 (set-logic ALL)
-(declare-fun m () Int)
-(declare-fun n () Int)
-(declare-fun h () Int)
-(assert (>= m 1))
-(assert (>= n 1))
-(assert (>= h 1))
-(assert (or (not (= m n)) (not (= m h)) (not (= n h))))
+(declare-fun m! () Int)
+(declare-fun n! () Int)
+(declare-fun h! () Int)
+(assert (>= m! 1))
+(assert (>= n! 1))
+(assert (>= h! 1))
+(assert (or (not (= m! n!)) (not (= m! h!)) (not (= n! h!))))
 (check-sat)
