@@ -132,8 +132,9 @@ def largest_abs(cnp.ndarray a not None) -> float:
     """``max |v|`` over the values of a C-contiguous float64 array that are not NaN, 0 when
     there are none (``engine.largest_size``, the overflow guard's measure of an input; one
     pass, no temporary: numpy's ``abs().max()`` cost 8 us on 64 elements)."""
-    if cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(a):
-        raise ValueError("largest_abs needs a C-contiguous float64 array")
+    if (cnp.PyArray_TYPE(a) != cnp.NPY_DOUBLE or not cnp.PyArray_IS_C_CONTIGUOUS(a)
+            or not cnp.PyArray_ISNOTSWAPPED(a)):
+        raise ValueError("largest_abs needs a C-contiguous float64 array in native byte order")
     cdef const double *p = <const double *> cnp.PyArray_DATA(a)
     cdef Py_ssize_t n = cnp.PyArray_SIZE(a)
     cdef double m

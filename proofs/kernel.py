@@ -57,7 +57,13 @@ for the uninterpreted ``SUM`` of ``core_teil/semantics/symbolic.py``) names them
 ``SUM`` means ``SUMrec`` (``proofs/sums.py``), for which the lemmas are proved:
 a model with ``SUM := SUMrec`` satisfies every instance, whatever the other
 symbols are.  That is also why the vacuity check may leave the uses out when
-the hypotheses do not mention ``SUM`` (it includes them when they do).  If
+the hypotheses do not mention ``SUM`` (it includes them when they do).  A use
+must *be* such an instance: the kernel accepts as uses only formulas made by
+:func:`instance` (which ``SumLaw.instance`` calls with the formula it computes
+from the functions its proof is built from), closed by :func:`closed`, renamed
+by :func:`renamed`, or made by the cut rule; each names the lemma it is an
+instance of, which the using lemma must name as a premise (:func:`unjustified`;
+review r26b found any formula accepted as a use).  If
 building an obligation raises (an equation indexes past a tuple, Z3 rejects an
 index of the wrong arity), the semantics is *stuck* on a well-typed input: the
 lemma is refuted with that message, never skipped.
@@ -167,12 +173,9 @@ class Obligation:
         """What the vacuity check asks Z3 to satisfy: the hypotheses, and the uses if the
         hypotheses constrain ``SUM`` (otherwise ``SUM := SUMrec`` satisfies every use).
 
-        This trusts that the uses *are* instances of accepted lemmas, which nothing checks
-        (review r26b, tests/test_r26_kernel_review.py, xfail): a "use" that contradicts the
-        hypotheses, or is the claim itself, makes any obligation proved.  Adding the uses
-        here always, or those without a binder, made Z3 answer ``unknown`` on six to twelve
-        lemmas' contexts; the fix is for the kernel to build the instances itself from the
-        proved statement (docs/decisions.md, "The kernel trusts its uses")."""
+        That the uses *are* instances is checked before, by :func:`unjustified` (review r26b:
+        a "use" that contradicted the hypotheses, or was the claim itself, proved anything).
+        Adding every use here instead made Z3 answer ``unknown`` on twelve lemmas' contexts."""
         if self.uses and mentions(self.hypotheses, SUM_SYMBOL):
             return (*self.hypotheses, *self.uses)
         return self.hypotheses
@@ -181,6 +184,90 @@ class Obligation:
 def mentions(terms: Iterable[z3.ExprRef], symbol: str) -> bool:
     """Whether a function symbol named ``symbol`` occurs in ``terms`` (under binders too)."""
     return any(z3.is_app(t) and t.decl().name() == symbol for t in subterms(terms))
+
+
+# --------------------------------------------------------------------------
+# Uses: what an obligation may assume, and why (review r26b)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Justified:
+    """Why a formula may be a use: an instance of the statement of ``premise`` (an accepted
+    lemma the using lemma must name), or, with ``premise`` None, what obligations of the using
+    lemma itself prove (``needs``: the cut rule's premises and links)."""
+
+    formula: z3.BoolRef  # kept, so that its id stays its own
+    premise: str | None
+    needs: tuple[Obligation, ...] = ()
+
+
+_JUSTIFIED: dict[int, list[_Justified]] = {}
+
+
+def _justify(f: z3.BoolRef, premise: str | None, needs: tuple[Obligation, ...] = ()) -> z3.BoolRef:
+    ways = _JUSTIFIED.setdefault(f.get_id(), [])
+    # obligations by identity: equal fields are not the same proof (a later run of the lemma)
+    if not any(j.premise == premise and [id(o) for o in j.needs] == [id(o) for o in needs] for j in ways):
+        ways.append(_Justified(f, premise, needs))
+    return f
+
+
+def _ways(f: z3.BoolRef) -> list[_Justified]:
+    return [j for j in _JUSTIFIED.get(f.get_id(), []) if z3.eq(j.formula, f)]
+
+
+def instance(lemma: str, formula: z3.BoolRef) -> z3.BoolRef:
+    """``formula``, an instance of the statement of the lemma named ``lemma``, as a use.
+
+    The one caller is ``proofs.sums.SumLaw.instance``, which computes the instance from the
+    same ``premise`` and ``conclusion`` functions its proof by :func:`sum_induction` is built
+    from; that agreement is what this trusts."""
+    return _justify(formula, lemma)
+
+
+def closed(variables: Sequence[z3.ExprRef], f: z3.BoolRef) -> z3.BoolRef:
+    """``∀variables. f`` for a use ``f``: an instance holds for every value of its constants."""
+    ways = _ways(f)
+    if not ways:
+        raise ValueError(f"only a use can be closed, not {_short(f)}")
+    out = z3.ForAll(list(variables), f)
+    for j in ways:
+        _justify(out, j.premise, j.needs)
+    return out
+
+
+def renamed(f: z3.BoolRef, normal: Callable[[z3.BoolRef], z3.BoolRef]) -> z3.BoolRef:
+    """A use in the normal form its obligation's other parts are in (``normal`` renames bound
+    variables: the hypotheses and the goal are trusted to it already)."""
+    ways = _ways(f)
+    if not ways:
+        raise ValueError(f"only a use can be renamed, not {_short(f)}")
+    out = normal(f)
+    for j in ways:
+        _justify(out, j.premise, j.needs)
+    return out
+
+
+def _short(f: z3.ExprRef, width: int = 120) -> str:
+    text = " ".join(str(f).split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def unjustified(ob: Obligation, premises: Sequence[str], proved: set[int]) -> str | None:
+    """Why a use of ``ob`` is not one (None if every use is): no instance of a lemma, an
+    instance of a lemma the using one does not name as a premise, or a cut or link whose
+    obligation the using lemma has not proved (``proved``: ids of its proved obligations)."""
+    for u in ob.uses:
+        ways = _ways(u)
+        if not ways:
+            return f"a use is no instance of an accepted lemma: {_short(u)}"
+        if not any((j.premise is None or j.premise in premises) and all(id(o) in proved for o in j.needs)
+                   for j in ways):
+            names = sorted({j.premise for j in ways if j.premise is not None})
+            return (f"a use is an instance of {', '.join(names)}, not named as a premise" if names else
+                    "a use is a step of a calculation whose obligation this lemma has not proved")
+    return None
 
 
 def case_of(e: Expr) -> str:
@@ -505,13 +592,19 @@ def check_lemma(lemma: Lemma, stop_at_first: bool = False) -> LemmaResult:
         obligations = iter(lemma.build())
         ctx = z3.Context()
         vacuity = _Vacuity(ctx)
+        proved: set[int] = set()
         for ob in obligations:
             count += 1
             ranks.add(ob.rank)
             cases.add(ob.case)
+            why = unjustified(ob, lemma.premises, proved)
+            if why is not None:
+                return LemmaResult(lemma.name, Status.INCOMPLETE, time.perf_counter() - t0, count, lemma.expect,
+                                   ob.name, None, why, rlimit=spent)
             out = discharge(ob, ctx)
             spent += out.rlimit
             if out.status is Status.PROVED:
+                proved.add(id(ob))
                 vacuity.add(ob)  # its vacuity is decided after the loop, on the maximal contexts
                 continue
             if out.status is Status.REFUTED:
@@ -624,12 +717,15 @@ def calculation(label: str, hypotheses: Sequence[z3.BoolRef], start: z3.ExprRef,
     proved: list[z3.BoolRef] = []
     prev = start
     for n, (term, uses) in enumerate(links, start=1):
+        conclusions = []
         for use in uses:
-            out.append(Obligation(f"{label}: step {n}, premise of {use.name}", hyps,
-                                  normal(z3.Not(use.premise())), **tags))
-        out.append(Obligation(f"{label}: step {n}", hyps, normal(prev != term),
-                              uses=tuple(normal(u.conclusion()) for u in uses), **tags))
-        proved.append(prev == term)
+            premise = Obligation(f"{label}: step {n}, premise of {use.name}", hyps,
+                                 normal(z3.Not(use.premise())), **tags)
+            out.append(premise)
+            conclusions.append(_justify(normal(use.conclusion()), use.name, (premise,)))
+        step = Obligation(f"{label}: step {n}", hyps, normal(prev != term), uses=tuple(conclusions), **tags)
+        out.append(step)
+        proved.append(_justify(prev == term, None, (step,)))
         prev = term
     return out, proved
 

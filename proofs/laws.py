@@ -26,7 +26,7 @@ from core_teil.semantics import eval as ev
 from core_teil.semantics.symbolic import val
 
 from . import sums
-from .kernel import RANK_BOUND, Lemma, Obligation, Rule, calculation
+from .kernel import RANK_BOUND, Lemma, Obligation, Rule, calculation, renamed
 from .padding import M
 from .schema import (
     Instance,
@@ -149,7 +149,7 @@ class Law:
                          normal(z3.And(within(k, bounds), vL != vR)),
                          lambda m: f"{label}: " + show(m, [*params_of(left), ("k", k), ("lhs", vL), ("rhs", vR)]),
                          prefer=tuple(v <= 2 for v in left.shapes.vars.values()),
-                         uses=tuple(normal(u) for u in (*uses, *links)), **tags)
+                         uses=tuple(renamed(u, normal) for u in (*uses, *links)), **tags)
 
     def lemma(self) -> Lemma:
         return Lemma(self.name, self.ref, self.statement, self.obligations,

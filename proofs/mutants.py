@@ -324,6 +324,11 @@ def _rule(ctor: type, fn: Any) -> tuple[tuple[Any, Any, Any], ...]:
     return ((ty._RULES, ctor, fn),)
 
 
+#: The cut rule's premise obligation and the conclusion it licenses (kernel.calculation).
+CUT_PREMISE = ("            out.append(premise)\n"
+               "            conclusions.append(_justify(normal(use.conclusion()), use.name, (premise,)))\n")
+
+
 CATALOGUE: tuple[Mutant, ...] = (
     Mutant("proj-off-by-one", "denote(e.arg, (sem.interp.extent(e.m) + 1, *k), sem)", "EQUATIONS[Proj]",
            _eq(Proj, ev_proj_off_by_one), ("WD-Proj", "Law (3) proj∘expa")),
@@ -383,8 +388,9 @@ CATALOGUE: tuple[Mutant, ...] = (
            ("wrong: Z3: an obligation Z3 cannot decide", "wrong: corollary: a premise Z3 cannot decide",
             "wrong: structural: a step Z3 cannot decide"),
            "the proof kernel counts unknown as proved"),
-    Mutant("calc-premises-unchecked", "for use in ():  # no premise obligations", "kernel.calculation",
-           _edit(kernel.calculation, "        for use in uses:\n", "        for use in ():\n"),
+    Mutant("calc-premises-unchecked", "conclusions.append(... use.name)  # no premise obligation", "kernel.calculation",
+           _edit(kernel.calculation, CUT_PREMISE, "            conclusions.append(_justify(normal(use.conclusion()), "
+                 "use.name))\n"),
            ("wrong: calculation: a use whose premise is false",), "calculational proofs never check the "
            "premises of the sum laws they use"),
     Mutant("thm3-base-rank-0", "for r in ranks(0, 0):", "padding.thm3_base_obligations",
@@ -452,6 +458,10 @@ CATALOGUE: tuple[Mutant, ...] = (
            _edit(kernel.Obligation.context, "if self.uses and mentions(self.hypotheses, SUM_SYMBOL):", "if False:"),
            ("wrong: Z3: contradictory hypotheses hidden by SUM instances",
             "wrong: Z3: contradictory hypotheses about SUM under a binder")),
+    Mutant("uses-unchecked", "why = None  # uses taken on trust", "kernel.check_lemma",
+           _edit(kernel.check_lemma, "why = unjustified(ob, lemma.premises, proved)", "why = None"),
+           ("wrong: Z3: a use that contradicts the hypotheses", "wrong: Z3: uses that contradict each other",
+            "wrong: Z3: the claim as a use"), "an obligation's uses are never checked to be instances"),
     Mutant("no-obligations-accepted", "if False:  # count == 0", "kernel.check_lemma",
            _edit(kernel.check_lemma, "if count == 0:", "if False:"), ("wrong: Z3: no obligation at all",)),
     Mutant("coverage-unchecked", "gap = ''", "kernel.check_lemma",

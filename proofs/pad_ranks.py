@@ -552,7 +552,8 @@ def lemmas() -> list[Lemma]:
 
         out.append(Lemma(f"Pad-{suffix} (all ranks)", f"report Lemma 6, Lemma 5 (ii)* case {suffix}",
                          f"Inv(padded, unpadded) preserved by {suffix.lower()}, at every rank and every M",
-                         build, cases=cases, premises=("Pad-Inv Ω form (all ranks)",), coverage=EVERY_RANK))
+                         build, cases=cases, premises=("Pad-Inv Ω form (all ranks)", *PAD_SUM_LAWS),
+                         coverage=EVERY_RANK))
     out.append(Lemma("Inv closes (all ranks)", "report Lemma 6 (the induction hypothesis is the conclusion)",
                      "Inv concluded for an expression at every k, c and witness position implies each assumption "
                      "the step lemmas make of a hole of its type, at every rank", closure_generic_obligations,
@@ -563,7 +564,7 @@ def lemmas() -> list[Lemma]:
                                                       "Pad-Inv Ω form (all ranks)", "Inv closes (all ranks)")))
     out.append(Lemma("Theorem 3 (step, all ranks)", "report Theorem 3, step N -> N+1 (St-Stmt), every rank",
                      "Inv for every allocation before x = e ⟹ Inv after (self-reference included), at every "
-                     "rank and M", thm3_step_generic_obligations, premises=("Inv closes (all ranks)",),
+                     "rank and M", thm3_step_generic_obligations, premises=("Inv closes (all ranks)", *PAD_SUM_LAWS),
                      coverage=EVERY_RANK))
     out.append(Lemma("Theorem 3* (all ranks)", "report Theorem 3 (simulation), as made true, every rank",
                      "padded = unpadded on Γ after every program, padding 0 or • as Inv says, at every rank and "

@@ -185,7 +185,7 @@ def pad_lemma(suffix: str, case: str, cases: tuple[str, ...]) -> Lemma:
 
     return Lemma(f"Pad-{suffix}", f"report Lemma 5 (i), (ii)*, Lemma 6, case {suffix}",
                  "padded reads in ⌈Γ⌉; Inv(padded, unpadded) preserved, for all M (ranks <= R)",
-                 build, cases=cases, ranks=True, cost=2.0, min_rank=MIN_RANK.get(case, 0))
+                 build, cases=cases, ranks=True, cost=2.0, min_rank=MIN_RANK.get(case, 0), premises=PAD_SUM_LAWS)
 
 
 # --------------------------------------------------------------------------

@@ -61,7 +61,7 @@ from core_teil.proving.simulation import padsum_conclusion, padsum_premise
 from core_teil.semantics import eval as ev
 from core_teil.semantics.symbolic import UNDEF, SumNode, Z3Interpretation, val, z3_round_up
 
-from . import sums
+from . import kernel, sums
 from .kernel import Expect, Lemma, Obligation
 
 # --------------------------------------------------------------------------
@@ -207,8 +207,8 @@ def padsum_obligations() -> Iterator[Obligation]:
     original = SumNode(None, m, n, h[z3.If(m <= n, m, n)], (), S(clamped, n))  # type: ignore[arg-type]
     padded = SumNode(None, m, N, hh[m], (), S(padded_h, N))  # type: ignore[arg-type]
     premise = z3.ForAll([m], padsum_premise(padded, original, d))
-    uses = [z3.ForAll([w], sums.ABSORB.instance(S, (padded_h, w), N)),
-            z3.ForAll([w], sums.ABSORB.instance(S, (clamped, w), n)),
+    uses = [kernel.closed([w], sums.ABSORB.instance(S, (padded_h, w), N)),
+            kernel.closed([w], sums.ABSORB.instance(S, (clamped, w), n)),
             sums.DEFINED.instance(S, (padded_h,), N),
             sums.ZERO_OR_UNDEF.instance(S, (padded_h,), N),
             sums.ZERO_EXTENSION.instance(S, (padded_h, n), N),

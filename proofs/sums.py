@@ -22,6 +22,7 @@ import z3
 
 from core_teil.semantics.symbolic import UNDEF, ZERO, SumNode, Value, arith, subterms, val
 
+from . import kernel
 from .kernel import Lemma, Obligation, Rule, sum_induction
 
 IS_UNDEF = Value.is_undef
@@ -70,8 +71,11 @@ class SumLaw:
     ref: str = "report Def. 4 (Σ over V ∪ {•}); Z3-NOTES.md"
 
     def instance(self, S: Sum, args: Sequence[z3.ExprRef], n: z3.ArithRef) -> z3.BoolRef:
-        return z3.Implies(z3.And(*self.requires(*args), n >= self.lo(*args), self.premise(S, *args, n)),
-                          self.conclusion(S, *args, n))
+        """The law at ``args`` and ``n`` for ``S`` (``SUM``, or ``SUMrec`` itself), as a use
+        (:func:`proofs.kernel.instance`): the same functions :meth:`obligations` proves."""
+        return kernel.instance(self.name, z3.Implies(
+            z3.And(*self.requires(*args), n >= self.lo(*args), self.premise(S, *args, n)),
+            self.conclusion(S, *args, n)))
 
     def obligations(self) -> list[Obligation]:
         args = self.params()
@@ -215,7 +219,7 @@ def facts(nodes: Sequence[SumNode], kinds: Sequence[str], scalars: Sequence[z3.E
         out.append(f)
         free = [v for v in sum_vars if occurs(v, f)]
         if free:
-            out.append(z3.ForAll(free, f))
+            out.append(kernel.closed(free, f))
     return out
 
 
@@ -236,7 +240,7 @@ def _facts(nodes: Sequence[SumNode], kinds: Sequence[str], scalars: Sequence[z3.
         for s in nodes:
             out.append(ABSORB.instance(S, (s.term.arg(0), s.var), s.term.arg(1)))
         for h, n in itertools.product(hs, bounds):
-            out.append(z3.ForAll([w], ABSORB.instance(S, (h, w), n)))
+            out.append(kernel.closed([w], ABSORB.instance(S, (h, w), n)))
     for h, n in itertools.product(hs, bounds):
         if "Sum-Defined" in want:
             out.append(DEFINED.instance(S, (h,), n))

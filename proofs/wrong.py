@@ -243,12 +243,13 @@ def _ranks(lo: int, hi: int, min_rank: int = 0) -> list[Lemma]:
 
 
 def _sum_under_binder() -> Obligation:
-    """Hypotheses about SUM under a quantifier, contradicted by the uses: the search for SUM
-    must look under binders."""
+    """Hypotheses about SUM under a quantifier, contradicted by a genuine use (Sum-Absorb:
+    h(1) = • makes Σ h = •): the search for SUM must look under binders."""
     h = z3.Const("h!wrong", sums.VArr)
     m = z3.Int("m!wrong")
-    return Obligation("∀m. SUM(h, m) = 0 among the hypotheses, SUM(h, n) ≠ 0 among the uses",
-                      (z3.ForAll([m], SUM(h, m) == ZERO),), _n < 0, uses=(SUM(h, _n) != ZERO,))
+    return Obligation("∀m. SUM(h, m) = 0 and h(1) = • among the hypotheses, Sum-Absorb among the uses",
+                      (z3.ForAll([m], SUM(h, m) == ZERO), Value.is_undef(h[1]), _n >= 1), _n < 0,
+                      uses=(sums.ABSORB.instance(SUM, (h, z3.IntVal(1)), _n),))
 
 
 def _undecided_context() -> Obligation:
@@ -478,11 +479,30 @@ def _calculation(proof: str) -> list[Lemma]:
 
 
 def _sum_hidden_contradiction() -> Obligation:
-    """Hypotheses about SUM contradicted by the uses: the vacuity check must include them."""
+    """Hypotheses about SUM contradicted by a genuine use (Sum-Absorb): the vacuity check
+    must include the uses when the hypotheses mention SUM."""
     h = z3.Const("h!wrong", sums.VArr)
     n = z3.Int("n!wrong")
-    return Obligation("SUM(h, n) = 0 among the hypotheses, ≠ 0 among the uses", (SUM(h, n) == ZERO,),
-                      n < 0, uses=(SUM(h, n) != ZERO,))
+    return Obligation("SUM(h, n) = 0 and h(1) = • among the hypotheses, Sum-Absorb among the uses",
+                      (SUM(h, n) == ZERO, Value.is_undef(h[1]), n >= 1), n < 0,
+                      uses=(sums.ABSORB.instance(SUM, (h, z3.IntVal(1)), n),))
+
+
+def _use_contradicting_hypotheses() -> Obligation:
+    """``x >= 1 ⊢ x >= 2`` with ``x < 1`` among the uses: no instance of anything (review r26b)."""
+    return Obligation("x >= 1 ⊢ x >= 2, x < 1 a use", (_n >= 1,), _n < 2, uses=(_n < 1,))
+
+
+def _uses_contradicting_each_other() -> Obligation:
+    """Two "uses" about SUM that contradict each other, the hypotheses free of SUM (review r26b)."""
+    h = z3.Const("h!wrong", sums.VArr)
+    return Obligation("x >= 1 ⊢ x >= 2, SUM(h, x) = 0 and ≠ 0 as uses", (_n >= 1,), _n < 2,
+                      uses=(SUM(h, _n) == ZERO, SUM(h, _n) != ZERO))
+
+
+def _claim_as_a_use() -> Obligation:
+    """The claim itself as a "use", Sum-Absorb named as the premise (review r26b)."""
+    return Obligation("x >= 1 ⊢ x >= 2, x >= 2 a use", (_n >= 1,), _n < 2, uses=(_n >= 2,))
 
 
 CORPUS: tuple[WrongProof, ...] = (
@@ -496,7 +516,8 @@ CORPUS: tuple[WrongProof, ...] = (
                lambda: [z3_lemma("vacuous", contradictory)]),
     WrongProof("Z3: contradictory hypotheses hidden by SUM instances", "Z3",
                "the uses contradict hypotheses that mention SUM",
-               lambda: [z3_lemma("vacuous with uses", _sum_hidden_contradiction)]),
+               lambda: [z3_lemma("vacuous with uses", _sum_hidden_contradiction, premises=(sums.ABSORB.name,)),
+                        sums.ABSORB.lemma()]),
     WrongProof("Z3: a builder that gets stuck", "Z3", "a crash is no proof",
                lambda: [Lemma("stuck", "wrong proof", "-", _stuck)]),
     WrongProof("Z3: an expected refutation that is proved", "Z3", "no counterexample",
@@ -515,7 +536,15 @@ CORPUS: tuple[WrongProof, ...] = (
                lambda: [z3_lemma("undecided context", _undecided_context)]),
     WrongProof("Z3: contradictory hypotheses about SUM under a binder", "Z3",
                "the uses contradict a quantified hypothesis that mentions SUM",
-               lambda: [z3_lemma("vacuous under a binder", _sum_under_binder)]),
+               lambda: [z3_lemma("vacuous under a binder", _sum_under_binder, premises=(sums.ABSORB.name,)),
+                        sums.ABSORB.lemma()]),
+    WrongProof("Z3: a use that contradicts the hypotheses", "Z3", "x < 1 is no instance of a lemma",
+               lambda: [z3_lemma("use against the hypotheses", _use_contradicting_hypotheses)]),
+    WrongProof("Z3: uses that contradict each other", "Z3", "SUM = 0 and SUM ≠ 0 are no instances",
+               lambda: [z3_lemma("uses against each other", _uses_contradicting_each_other)]),
+    WrongProof("Z3: the claim as a use", "Z3", "the claim is no instance of Sum-Absorb",
+               lambda: [z3_lemma("claim as a use", _claim_as_a_use, premises=(sums.ABSORB.name,)),
+                        sums.ABSORB.lemma()]),
     # Induction on the bound of a sum
     WrongProof("sum induction: a base that fails", "sum induction", "Σ_{1..0} h = 0, not 1", _base_fails),
     WrongProof("sum induction: a step that fails", "sum induction", "Σ h = 0 for every h", _step_fails),

@@ -66,6 +66,8 @@ def test_largest_abs_refuses_what_it_cannot_read():
         _native.largest_abs(np.ones((3, 4))[:, 1])
     with pytest.raises(ValueError, match="C-contiguous float64"):
         _native.largest_abs(np.ones(3, dtype=np.float32))
+    with pytest.raises(ValueError, match="native byte order"):  # its bytes read as native: 1e-320
+        _native.largest_abs(np.array([2.0, -3.0]).astype(">f8" if np.little_endian else "<f8"))
     # the engine measures a strided view by numpy instead
     v = np.arange(-6.0, 6.0).reshape(3, 4)[:, 1]
     assert native.largest_size(v) == _reference_largest(v) == 5.0

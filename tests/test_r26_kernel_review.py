@@ -55,8 +55,6 @@ def cli(*argv: str, env: dict[str, str] | None = None, cwd: Path | None = None) 
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="open: the kernel trusts that uses are instances (docs/decisions.md, "
-                   "'The kernel trusts its uses')")
 def test_kernel_rejects_a_use_that_contradicts_sum_free_hypotheses() -> None:
     # x >= 1 |- x >= 2, "proved" because a use says x < 1: hypotheses, uses and goal are unsat
     # together, and the vacuity check asks only whether x >= 1 is satisfiable.
@@ -65,8 +63,6 @@ def test_kernel_rejects_a_use_that_contradicts_sum_free_hypotheses() -> None:
     assert not _accepted([lemma])
 
 
-@pytest.mark.xfail(strict=True, reason="open: the kernel trusts that uses are instances (docs/decisions.md, "
-                   "'The kernel trusts its uses')")
 def test_kernel_rejects_uses_about_sum_that_contradict_each_other() -> None:
     # The kernel's argument for leaving uses out of the vacuity check is that SUM := SUMrec
     # satisfies every use; two uses that say SUM(h, n) = 0 and SUM(h, n) != 0 have no model.
@@ -80,8 +76,6 @@ def test_kernel_rejects_uses_about_sum_that_contradict_each_other() -> None:
     assert not _accepted([lemma])
 
 
-@pytest.mark.xfail(strict=True, reason="open: the kernel trusts that uses are instances (docs/decisions.md, "
-                   "'The kernel trusts its uses')")
 def test_kernel_rejects_a_use_that_is_no_instance_of_its_premise() -> None:
     # A 'use' that names Sum-Absorb among its premises but is simply the claim itself.
     lemma = Lemma("x >= 1 => x >= 2 (a fake instance of Sum-Absorb)", "wrong proof", "-",

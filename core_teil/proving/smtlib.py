@@ -38,7 +38,9 @@ def _renamed(assertions: tuple[z3.BoolRef, ...]) -> tuple[z3.BoolRef, ...]:
     no solver reads back, and cvc5 refuses dozens of such names in logic ``ALL`` (reserved
     words, theory symbols, its extensions).  No SMT-LIB symbol of any theory contains ``!``,
     no name of the language does, and the internal names have ``!`` inside, never at the
-    end, so ``name!`` is fresh (review r26b)."""
+    end, so ``name!`` is fresh (review r26b).  Renaming is by name: where a parameter shares
+    its name with an internal symbol (``real_mul``, ``mu_A``), only the first met is renamed,
+    and the other keeps a name that is no solver's own either (review r26c)."""
     found: dict[str, z3.FuncDeclRef] = {}
     todo, seen = list(assertions), set()
     while todo:
