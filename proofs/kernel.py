@@ -73,7 +73,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
@@ -200,16 +200,18 @@ class _Justified:
     formula: z3.BoolRef  # kept, so that its id stays its own
     premise: str | None
     needs: tuple[Obligation, ...] = ()
+    key: str = ""  # the premise's statement (Lemma.key)
 
 
 _JUSTIFIED: dict[int, list[_Justified]] = {}
 
 
-def _justify(f: z3.BoolRef, premise: str | None, needs: tuple[Obligation, ...] = ()) -> z3.BoolRef:
+def _justify(f: z3.BoolRef, premise: str | None, needs: tuple[Obligation, ...] = (), key: str = "") -> z3.BoolRef:
     ways = _JUSTIFIED.setdefault(f.get_id(), [])
     # obligations by identity: equal fields are not the same proof (a later run of the lemma)
-    if not any(j.premise == premise and [id(o) for o in j.needs] == [id(o) for o in needs] for j in ways):
-        ways.append(_Justified(f, premise, needs))
+    if not any(j.premise == premise and j.key == key and [id(o) for o in j.needs] == [id(o) for o in needs]
+               for j in ways):
+        ways.append(_Justified(f, premise, needs, key))
     return f
 
 
@@ -217,23 +219,26 @@ def _ways(f: z3.BoolRef) -> list[_Justified]:
     return [j for j in _JUSTIFIED.get(f.get_id(), []) if z3.eq(j.formula, f)]
 
 
-def instance(lemma: str, formula: z3.BoolRef) -> z3.BoolRef:
-    """``formula``, an instance of the statement of the lemma named ``lemma``, as a use.
+def instance(lemma: str, key: str, formula: z3.BoolRef) -> z3.BoolRef:
+    """``formula``, an instance of the statement ``key`` of the lemma named ``lemma``, as a use.
 
     The one caller is ``proofs.sums.SumLaw.instance``, which computes the instance from the
     same ``premise`` and ``conclusion`` functions its proof by :func:`sum_induction` is built
-    from; that agreement is what this trusts."""
-    return _justify(formula, lemma)
+    from, and keys it by that statement (``SumLaw.key``, its lemma's ``key``): a law made
+    elsewhere under a proved law's name has another key (review r26d)."""
+    return _justify(formula, lemma, (), key)
 
 
 def closed(variables: Sequence[z3.ExprRef], f: z3.BoolRef) -> z3.BoolRef:
-    """``∀variables. f`` for a use ``f``: an instance holds for every value of its constants."""
-    ways = _ways(f)
+    """``∀variables. f`` for an instance ``f``: it holds for every value of its constants.  Not
+    for a step of a calculation, which holds only under its obligation's hypotheses (review
+    r26d: ``∀y. y = 1`` from a link proved under ``y = 1``)."""
+    ways = [j for j in _ways(f) if not j.needs]
     if not ways:
-        raise ValueError(f"only a use can be closed, not {_short(f)}")
+        raise ValueError(f"only an instance of a lemma can be closed, not {_short(f)}")
     out = z3.ForAll(list(variables), f)
     for j in ways:
-        _justify(out, j.premise, j.needs)
+        _justify(out, j.premise, j.needs, j.key)
     return out
 
 
@@ -245,7 +250,7 @@ def renamed(f: z3.BoolRef, normal: Callable[[z3.BoolRef], z3.BoolRef]) -> z3.Boo
         raise ValueError(f"only a use can be renamed, not {_short(f)}")
     out = normal(f)
     for j in ways:
-        _justify(out, j.premise, j.needs)
+        _justify(out, j.premise, j.needs, j.key)
     return out
 
 
@@ -254,19 +259,24 @@ def _short(f: z3.ExprRef, width: int = 120) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def unjustified(ob: Obligation, premises: Sequence[str], proved: set[int]) -> str | None:
+def unjustified(ob: Obligation, premises: Sequence[str], proved: Mapping[int, Obligation],
+                instances: set[tuple[tuple[str, str], ...]] | None = None) -> str | None:
     """Why a use of ``ob`` is not one (None if every use is): no instance of a lemma, an
     instance of a lemma the using one does not name as a premise, or a cut or link whose
-    obligation the using lemma has not proved (``proved``: ids of its proved obligations)."""
+    obligation the using lemma has not proved (``proved``: its proved obligations by id).
+    ``instances`` receives, per use of an instance, the (lemma, key) pairs that justify it."""
     for u in ob.uses:
         ways = _ways(u)
         if not ways:
             return f"a use is no instance of an accepted lemma: {_short(u)}"
-        if not any((j.premise is None or j.premise in premises) and all(id(o) in proved for o in j.needs)
-                   for j in ways):
+        fit = [j for j in ways if (j.premise is None or j.premise in premises)
+               and all(proved.get(id(o)) is o for o in j.needs)]
+        if not fit:
             names = sorted({j.premise for j in ways if j.premise is not None})
             return (f"a use is an instance of {', '.join(names)}, not named as a premise" if names else
                     "a use is a step of a calculation whose obligation this lemma has not proved")
+        if instances is not None and all(j.premise is not None for j in fit):
+            instances.add(tuple(sorted({(j.premise, j.key) for j in fit if j.premise is not None})))
     return None
 
 
@@ -303,6 +313,9 @@ class Lemma:
     #: The ranks the statement is established for when neither ``ranks`` nor the premises say:
     #: :data:`EVERY_RANK` (shapes of symbolic rank, proofs/ranks.py), or instances such as "7..10".
     coverage: str = ""
+    #: What its obligations establish, as :func:`instance` keys it (``SumLaw.key``): a use made
+    #: from a statement of the same name but another key is no instance of this lemma.
+    key: str = ""
 
 
 #: What ``make verify`` prints in its ranks column.
@@ -340,6 +353,9 @@ class LemmaResult:
     #: Refuted because the semantics got stuck while building -- never an *expected* refutation.
     stuck: bool = False
     rlimit: int = 0
+    #: Per use of an instance, the (lemma, key) pairs that justify it (:meth:`Book.conclude`
+    #: checks that a lemma of that name with that key is among the premises).
+    instances: tuple[tuple[tuple[str, str], ...], ...] = ()
 
     @property
     def accepted(self) -> bool:
@@ -592,19 +608,22 @@ def check_lemma(lemma: Lemma, stop_at_first: bool = False) -> LemmaResult:
         obligations = iter(lemma.build())
         ctx = z3.Context()
         vacuity = _Vacuity(ctx)
-        proved: set[int] = set()
+        # the proved obligations themselves, not just their ids: a freed obligation's id is
+        # reused, and a step never discharged would pass for a proved one (review r26d)
+        proved: dict[int, Obligation] = {}
+        used: set[tuple[tuple[str, str], ...]] = set()
         for ob in obligations:
             count += 1
             ranks.add(ob.rank)
             cases.add(ob.case)
-            why = unjustified(ob, lemma.premises, proved)
+            why = unjustified(ob, lemma.premises, proved, used)
             if why is not None:
                 return LemmaResult(lemma.name, Status.INCOMPLETE, time.perf_counter() - t0, count, lemma.expect,
                                    ob.name, None, why, rlimit=spent)
             out = discharge(ob, ctx)
             spent += out.rlimit
             if out.status is Status.PROVED:
-                proved.add(id(ob))
+                proved[id(ob)] = ob
                 vacuity.add(ob)  # its vacuity is decided after the loop, on the maximal contexts
                 continue
             if out.status is Status.REFUTED:
@@ -646,7 +665,8 @@ def check_lemma(lemma: Lemma, stop_at_first: bool = False) -> LemmaResult:
         return LemmaResult(lemma.name, status, dt, count, lemma.expect, None, None,
                            "expected a refutation, but every obligation was unsat", rlimit=spent)
     return LemmaResult(lemma.name, status, dt, count, lemma.expect,
-                       worst.name if worst else None, worst.counterexample if worst else None, rlimit=spent)
+                       worst.name if worst else None, worst.counterexample if worst else None, rlimit=spent,
+                       instances=tuple(sorted(used)))
 
 
 def coverage(lemma: Lemma, ranks: set[int | None], cases: set[str | None]) -> str:
@@ -699,6 +719,9 @@ class Use(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def key(self) -> str: ...
+
     def premise(self) -> z3.BoolRef: ...
 
     def conclusion(self) -> z3.BoolRef: ...
@@ -722,7 +745,7 @@ def calculation(label: str, hypotheses: Sequence[z3.BoolRef], start: z3.ExprRef,
             premise = Obligation(f"{label}: step {n}, premise of {use.name}", hyps,
                                  normal(z3.Not(use.premise())), **tags)
             out.append(premise)
-            conclusions.append(_justify(normal(use.conclusion()), use.name, (premise,)))
+            conclusions.append(_justify(normal(use.conclusion()), use.name, (premise,), use.key))
         step = Obligation(f"{label}: step {n}", hyps, normal(prev != term), uses=tuple(conclusions), **tags)
         out.append(step)
         proved.append(_justify(prev == term, None, (step,)))
@@ -776,6 +799,10 @@ class Book:
             if uncovered:
                 gaps.append("no step lemma for case(s) " + ", ".join(uncovered))
             note = f"{len(core_cases())} cases"
+        for alternatives in own.instances if own is not None else ():
+            if not any(p in self.lemmas and self.lemmas[p].key == key for p, key in alternatives):
+                gaps.append(f"uses an instance of a statement named {alternatives[0][0]} that is not the "
+                            "lemma of that name")
         if gaps:
             return LemmaResult(lemma.name, Status.INCOMPLETE, seconds, count, lemma.expect, "; ".join(gaps),
                                None, note)

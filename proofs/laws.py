@@ -61,6 +61,10 @@ class Use:
     def name(self) -> str:
         return self.law.name
 
+    @property
+    def key(self) -> str:
+        return self.law.key()
+
     def _close(self, f: z3.BoolRef) -> z3.BoolRef:
         return z3.ForAll(list(self.binders), f) if self.binders else f
 

@@ -326,7 +326,7 @@ def _rule(ctor: type, fn: Any) -> tuple[tuple[Any, Any, Any], ...]:
 
 #: The cut rule's premise obligation and the conclusion it licenses (kernel.calculation).
 CUT_PREMISE = ("            out.append(premise)\n"
-               "            conclusions.append(_justify(normal(use.conclusion()), use.name, (premise,)))\n")
+               "            conclusions.append(_justify(normal(use.conclusion()), use.name, (premise,), use.key))\n")
 
 
 CATALOGUE: tuple[Mutant, ...] = (
@@ -390,7 +390,7 @@ CATALOGUE: tuple[Mutant, ...] = (
            "the proof kernel counts unknown as proved"),
     Mutant("calc-premises-unchecked", "conclusions.append(... use.name)  # no premise obligation", "kernel.calculation",
            _edit(kernel.calculation, CUT_PREMISE, "            conclusions.append(_justify(normal(use.conclusion()), "
-                 "use.name))\n"),
+                 "use.name, (), use.key))\n"),
            ("wrong: calculation: a use whose premise is false",), "calculational proofs never check the "
            "premises of the sum laws they use"),
     Mutant("thm3-base-rank-0", "for r in ranks(0, 0):", "padding.thm3_base_obligations",
@@ -459,9 +459,13 @@ CATALOGUE: tuple[Mutant, ...] = (
            ("wrong: Z3: contradictory hypotheses hidden by SUM instances",
             "wrong: Z3: contradictory hypotheses about SUM under a binder")),
     Mutant("uses-unchecked", "why = None  # uses taken on trust", "kernel.check_lemma",
-           _edit(kernel.check_lemma, "why = unjustified(ob, lemma.premises, proved)", "why = None"),
+           _edit(kernel.check_lemma, "why = unjustified(ob, lemma.premises, proved, used)", "why = None"),
            ("wrong: Z3: a use that contradicts the hypotheses", "wrong: Z3: uses that contradict each other",
             "wrong: Z3: the claim as a use"), "an obligation's uses are never checked to be instances"),
+    Mutant("instance-keys-unchecked", "for alternatives in ():  # any statement of the name", "kernel.Book.conclude",
+           _edit(kernel.Book.conclude, "for alternatives in own.instances if own is not None else ():",
+                 "for alternatives in ():"),
+           ("wrong: Z3: an instance of a namesake law",), "an instance is taken from any statement of its name"),
     Mutant("no-obligations-accepted", "if False:  # count == 0", "kernel.check_lemma",
            _edit(kernel.check_lemma, "if count == 0:", "if False:"), ("wrong: Z3: no obligation at all",)),
     Mutant("coverage-unchecked", "gap = ''", "kernel.check_lemma",

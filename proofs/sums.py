@@ -14,6 +14,7 @@ the instance is literally the proved statement with ``SUM`` for ``SUMrec``.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,9 @@ _h, _n = z3.Const("h!def", VArr), z3.Int("n!def")
 z3.RecAddDefinition(SUMREC, [_h, _n], z3.If(_n <= 0, ZERO, arith("add", SUMREC(_h, _n - 1), _h[_n])))
 
 Sum = Callable[[z3.ExprRef, z3.ArithRef], z3.ExprRef]
+
+#: Per law object: the object (kept, so that its id stays its own) and its key.
+_KEYS: dict[int, tuple[object, str]] = {}
 
 
 def _m() -> z3.ArithRef:
@@ -73,9 +77,22 @@ class SumLaw:
     def instance(self, S: Sum, args: Sequence[z3.ExprRef], n: z3.ArithRef) -> z3.BoolRef:
         """The law at ``args`` and ``n`` for ``S`` (``SUM``, or ``SUMrec`` itself), as a use
         (:func:`proofs.kernel.instance`): the same functions :meth:`obligations` proves."""
-        return kernel.instance(self.name, z3.Implies(
+        return kernel.instance(self.name, self.key(), z3.Implies(
             z3.And(*self.requires(*args), n >= self.lo(*args), self.premise(S, *args, n)),
             self.conclusion(S, *args, n)))
+
+    def key(self) -> str:
+        """What :meth:`obligations` proves -- its requirements, bound, premise and conclusion at
+        the law's own parameters -- as a digest, the same in every process that builds the law
+        alike (:attr:`proofs.kernel.Lemma.key`)."""
+        got = _KEYS.get(id(self))
+        if got is None:
+            args, n = self.params(), z3.Int(f"n!{self.name}")
+            parts = [*self.requires(*args), self.lo(*args), self.premise(SUMREC, *args, n),
+                     self.conclusion(SUMREC, *args, n)]
+            text = "\n".join(p.sexpr() for p in parts)
+            got = _KEYS[id(self)] = (self, hashlib.sha256(text.encode()).hexdigest()[:24])
+        return got[1]
 
     def obligations(self) -> list[Obligation]:
         args = self.params()
@@ -86,7 +103,7 @@ class SumLaw:
 
     def lemma(self) -> Lemma:
         return Lemma(self.name, self.ref, self.statement, self.obligations, Rule.SUM_INDUCTION,
-                     premises=self.uses, cost=0.5)
+                     premises=self.uses, cost=0.5, key=self.key())
 
 
 def _arrays(*names: str) -> tuple[z3.ExprRef, ...]:

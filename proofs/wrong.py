@@ -500,6 +500,15 @@ def _uses_contradicting_each_other() -> Obligation:
                       uses=(SUM(h, _n) == ZERO, SUM(h, _n) != ZERO))
 
 
+def _namesake_law_instance() -> Obligation:
+    """A law built under Sum-Absorb's name that states the claim: its instance is no instance of
+    the proved Sum-Absorb (review r26d)."""
+    namesake = sums.SumLaw(sums.ABSORB.name, "x >= 2", lambda: (), lambda S, n: z3.BoolVal(True),
+                           lambda S, n: _n >= 2)
+    return Obligation("x >= 1 ⊢ x >= 2, a namesake of Sum-Absorb used", (_n >= 1,), _n < 2,
+                      uses=(namesake.instance(SUM, (), z3.IntVal(0)),))
+
+
 def _claim_as_a_use() -> Obligation:
     """The claim itself as a "use", Sum-Absorb named as the premise (review r26b)."""
     return Obligation("x >= 1 ⊢ x >= 2, x >= 2 a use", (_n >= 1,), _n < 2, uses=(_n >= 2,))
@@ -542,6 +551,9 @@ CORPUS: tuple[WrongProof, ...] = (
                lambda: [z3_lemma("use against the hypotheses", _use_contradicting_hypotheses)]),
     WrongProof("Z3: uses that contradict each other", "Z3", "SUM = 0 and SUM ≠ 0 are no instances",
                lambda: [z3_lemma("uses against each other", _uses_contradicting_each_other)]),
+    WrongProof("Z3: an instance of a namesake law", "Z3", "another statement under Sum-Absorb's name",
+               lambda: [z3_lemma("namesake instance", _namesake_law_instance, premises=(sums.ABSORB.name,)),
+                        sums.ABSORB.lemma()]),
     WrongProof("Z3: the claim as a use", "Z3", "the claim is no instance of Sum-Absorb",
                lambda: [z3_lemma("claim as a use", _claim_as_a_use, premises=(sums.ABSORB.name,)),
                         sums.ABSORB.lemma()]),
