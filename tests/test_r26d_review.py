@@ -53,7 +53,7 @@ def test_adhoc_sumlaw_with_a_proved_laws_name_registers_a_false_instance() -> No
                    "'The kernel checks its uses', what remains)")
 def test_kernel_instance_is_public_and_checks_nothing() -> None:
     _fresh("kernel_instance_is_p")
-    use = kernel.instance(sums.ABSORB.name, X >= 2)
+    use = kernel.instance(sums.ABSORB.name, sums.ABSORB.key(), X >= 2)
     lem = Lemma("r26d kernel.instance", "wrong", "-", lambda: [_false_claim(use)], premises=(sums.ABSORB.name,))
     assert not _accepted(lem, sums.ABSORB.lemma())
 
