@@ -799,10 +799,6 @@ class Book:
             if uncovered:
                 gaps.append("no step lemma for case(s) " + ", ".join(uncovered))
             note = f"{len(core_cases())} cases"
-        for alternatives in own.instances if own is not None else ():
-            if not any(p in self.lemmas and self.lemmas[p].key == key for p, key in alternatives):
-                gaps.append(f"uses an instance of a statement named {alternatives[0][0]} that is not the "
-                            "lemma of that name")
         if gaps:
             return LemmaResult(lemma.name, Status.INCOMPLETE, seconds, count, lemma.expect, "; ".join(gaps),
                                None, note)
@@ -811,6 +807,12 @@ class Book:
             names = [p if p in self.lemmas else f"{p} (not among the lemmas run)" for p in missing]
             return LemmaResult(lemma.name, Status.UNKNOWN, seconds, count, lemma.expect,
                                "premise not accepted: " + ", ".join(names), None, note)
+        # every premise is here and accepted: each instance used must be of that very statement
+        for alternatives in own.instances if own is not None else ():
+            if not any(p in self.lemmas and self.lemmas[p].key == key for p, key in alternatives):
+                return LemmaResult(lemma.name, Status.INCOMPLETE, seconds, count, lemma.expect,
+                                   f"uses an instance of a statement named {alternatives[0][0]} that is not "
+                                   "the lemma of that name", None, note)
         # Accepted: by this rule, from its own obligations (accepted above) and its premises.  The
         # status is the rule's conclusion, not ``own``'s, so the check of ``own`` above is the only
         # place its failures are caught (a wrong proof whose own obligation is unknown needs it).
