@@ -32,9 +32,12 @@ from collections.abc import Callable
 import numpy as np
 
 import core_teil as ct
+from bench import _mttkrp_hand
+from core_teil.native.planner import STREAM_CHUNK_ELEMENTS
 
 N = 250
-ROWS = 2 * N  # planner.STREAM_CHUNK_ELEMENTS // (K * J) batch elements of K rows each
+#: The streamed plan's chunk: STREAM_CHUNK_ELEMENTS // (K * J) batch elements of K rows each.
+ROWS = N * max(1, STREAM_CHUNK_ELEMENTS // (N * N))
 FAST_MS = 21.5
 
 
@@ -47,15 +50,15 @@ def main(argv: list[str]) -> int:
     chunk, other, A = np.empty((ROWS, N)), rng.random((ROWS, N)), np.empty((N, N))
 
     def hand() -> np.ndarray:
-        t = (B.reshape(N * N, N) @ D).reshape(N, N, N)
-        return np.einsum("ikj,kj->ij", t, C)
+        return _mttkrp_hand(B, C, D)
 
     def chunked(read: np.ndarray | None) -> Callable[[], None]:
         def run() -> None:
             for lo in range(0, N * N, ROWS):
                 np.matmul(rows[lo:lo + ROWS], D, out=chunk)
                 if read is not None:
-                    np.einsum("ikj,kj->ij", read.reshape(2, N, N), C, out=A[lo // N:lo // N + 2])
+                    per = ROWS // N
+                    np.einsum("ikj,kj->ij", read.reshape(per, N, N), C, out=A[lo // N:lo // N + per])
         return run
 
     engines: dict[str, Callable[[], object]] = {

@@ -16,6 +16,7 @@ import z3
 from core_teil.proving import smtlib
 from core_teil.proving.smtlib import NULLARY_CONNECTIVE, _renamed, script
 from core_teil.semantics.eval import SemanticsBug
+from core_teil.semantics.symbolic import subterms
 
 INT = z3.IntSort()
 
@@ -25,20 +26,8 @@ def _ob(*assertions: z3.BoolRef) -> types.SimpleNamespace:
 
 
 def _uninterpreted(terms) -> dict[str, z3.FuncDeclRef]:
-    out: dict[str, z3.FuncDeclRef] = {}
-    todo, seen = list(terms), set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_quantifier(t):
-            todo.append(t.body())
-        elif z3.is_app(t):
-            if t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                out[t.decl().name()] = t.decl()
-            todo.extend(t.children())
-    return out
+    return {t.decl().name(): t.decl() for t in subterms(terms)
+            if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED}
 
 
 # --------------------------------------------------------------------------

@@ -147,3 +147,45 @@ def test_proved_obligation_ids_are_reused_after_garbage_collection() -> None:
                 return
         yield Obligation("no id reused (test inconclusive)", (X >= 1,), X >= 1)  # sat: refuted
     assert not _accepted(Lemma("r26d id reuse", "wrong", "-", build))
+
+
+# --------------------------------------------------------------------------
+# The survivors of r26d's mutants (M1, M2, M5, M9, M11): genuine instances and links, each
+# used where the kernel must still say no
+# --------------------------------------------------------------------------
+
+
+def _absorbed(test: str) -> tuple[tuple[z3.BoolRef, ...], z3.BoolRef]:
+    """Hypotheses h(1) = •, n >= 1 and the goal "Σ_{1..n} h is not •": refuted by Sum-Absorb."""
+    _fresh(test)
+    return (sums.IS_UNDEF(H[1]), X >= 1), z3.Not(sums.IS_UNDEF(SUM(H, X)))
+
+
+@pytest.mark.parametrize("how", ["instance", "closed", "renamed"])
+def test_an_instance_of_a_lemma_not_named_as_a_premise_is_no_use(how: str) -> None:
+    # M1 (premise names unchecked), M9 (renamed drops the lemma), M11 (closed drops it): each
+    # would accept an instance of Sum-Absorb that the lemma does not name
+    hyps, goal = _absorbed(f"unnamed_{how}")
+    w = z3.Int(f"w!r26d!{how}")
+    use = {"instance": lambda: sums.ABSORB.instance(SUM, (H, z3.IntVal(1)), X),
+           "closed": lambda: kernel.closed([w], sums.ABSORB.instance(SUM, (H, w), X)),
+           "renamed": lambda: kernel.renamed(sums.ABSORB.instance(SUM, (H, z3.IntVal(1)), X), lambda f: f)}[how]
+    named = Lemma(f"r26d named {how}", "wrong", "-", lambda: [Obligation("absorbed", hyps, goal, uses=(use(),))],
+                  premises=(sums.ABSORB.name,))
+    unnamed = Lemma(f"r26d unnamed {how}", "wrong", "-",
+                    lambda: [Obligation("absorbed", hyps, goal, uses=(use(),))])
+    assert _accepted(named, sums.ABSORB.lemma())  # the same use, with its premise named
+    result = decide([unnamed, sums.ABSORB.lemma()])[unnamed.name]
+    assert not result.accepted and "not named as a premise" in result.note
+
+
+def test_a_link_whose_step_is_never_discharged_is_no_use() -> None:
+    # M2 (needs unchecked), M5 (a link registered without its step): the false link x = x + 1
+    # is used, and its step obligation is never yielded
+    _fresh("link_never_discharged")
+    steps, links = kernel.calculation("x = x + 1", (X >= 1,), X, [(X + 1, [])])
+    lem = Lemma("r26d undischarged link", "wrong", "-", lambda: [_false_claim(*links)])
+    result = decide([lem])[lem.name]
+    assert not result.accepted and "has not proved" in result.note
+    with_steps = Lemma("r26d discharged link", "wrong", "-", lambda: [*steps, _false_claim(*links)])
+    assert not _accepted(with_steps)  # its step is refuted (x != x + 1)

@@ -25,10 +25,12 @@ from pathlib import Path
 import z3
 
 from ..semantics.eval import SemanticsBug
+from ..semantics.symbolic import subterms
 from .obligations import Obligation
 
 #: A nullary and/or, which Z3 prints as a bare symbol: not SMT-LIB2, and other solvers reject it.
 NULLARY_CONNECTIVE = re.compile(r"(?<=\s)(and|or)(?=[\s)])")
+
 
 def _renamed(assertions: tuple[z3.BoolRef, ...]) -> tuple[z3.BoolRef, ...]:
     """``assertions`` with every uninterpreted symbol whose name has no ``!`` renamed
@@ -42,19 +44,9 @@ def _renamed(assertions: tuple[z3.BoolRef, ...]) -> tuple[z3.BoolRef, ...]:
     its name with an internal symbol (``real_mul``, ``mu_A``), only the first met is renamed,
     and the other keeps a name that is no solver's own either (review r26c)."""
     found: dict[str, z3.FuncDeclRef] = {}
-    todo, seen = list(assertions), set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_quantifier(t):  # binders (forall, lambda) are kept; their bodies are read
-            todo.append(t.body())
-        elif z3.is_app(t):
-            d = t.decl()
-            if d.kind() == z3.Z3_OP_UNINTERPRETED and "!" not in d.name():
-                found.setdefault(d.name(), d)
-            todo.extend(t.children())
+    for t in subterms(assertions):  # under binders too (forall, lambda), each shared term once
+        if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and "!" not in t.decl().name():
+            found.setdefault(t.decl().name(), t.decl())
     if not found:
         return assertions
     consts, funs = [], []
