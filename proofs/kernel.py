@@ -24,11 +24,15 @@ A :class:`Lemma` is a named statement with its paper counterpart.  It is
      ``base: premise(lo) -> concl(lo)``, ``mono: premise(n+1) -> premise(n)``
      and ``step: premise(n+1) ∧ concl(n) -> concl(n+1)``, all over free
      constants, conclude ``∀n >= lo. premise(n) -> concl(n)``.  The three are
-     ordinary Z3 obligations; the rule only fixes their shape.
+     ordinary Z3 obligations; the rule only fixes their shape.  A sum law is a
+     :class:`SumStatement` (terms over :data:`SUMREC`) that the kernel keeps:
+     its lemma's obligations, its key and every instance are made from it.
    * :func:`calculation` (the cut rule of a calculational proof): a chain
-     ``T_0 = T_1 = ... = T_n``; each use of a lemma justifying a link has its
-     premise as an obligation of its own and its conclusion as a use of that
-     link.
+     ``T_0 = T_1 = ... = T_n`` under hypotheses; each :class:`Cut` (a use of a
+     sum law, made by :meth:`SumStatement.cut`) justifying a link has its
+     premise as an obligation of its own and its conclusion, under the same
+     hypotheses, as a use of that link; the links, under those hypotheses,
+     may be used downstream.
    * ``Rule.STRUCTURAL`` (structural induction on expressions): the
      conclusion holds for every expression when a step lemma is accepted for
      every case of :func:`core_cases` -- one per constructor of the Core
@@ -54,16 +58,18 @@ A :class:`Lemma` is a named statement with its paper counterpart.  It is
 A lemma that uses instances of other lemmas (the sum lemmas, instantiated
 for the uninterpreted ``SUM`` of ``core_teil/semantics/symbolic.py``) names them in
 ``premises``; it is accepted only if they are.  Instances are sound because
-``SUM`` means ``SUMrec`` (``proofs/sums.py``), for which the lemmas are proved:
+``SUM`` means ``SUMrec`` (:data:`SUMREC`), for which the lemmas are proved:
 a model with ``SUM := SUMrec`` satisfies every instance, whatever the other
 symbols are.  That is also why the vacuity check may leave the uses out when
 the hypotheses do not mention ``SUM`` (it includes them when they do).  A use
 must *be* such an instance: the kernel accepts as uses only formulas made by
-:func:`instance` (which ``SumLaw.instance`` calls with the formula it computes
-from the functions its proof is built from), closed by :func:`closed`, renamed
-by :func:`renamed`, or made by the cut rule; each names the lemma it is an
-instance of, which the using lemma must name as a premise (:func:`unjustified`;
-review r26b found any formula accepted as a use).  If
+:meth:`SumStatement.instance` (the statement's terms with arguments for its
+constants and ``SUM`` or ``SUMrec`` for ``SUMrec``, keyed by the statement's
+digest, which must be the key of the accepted premise of that name), closed by
+:func:`closed`, renamed by :func:`renamed` (checked to rename bound variables
+only), or made by the cut rule; each names the lemma it is an instance of, which
+the using lemma must name as a premise (:func:`unjustified`; reviews r26b and
+r26d found any formula accepted as a use).  If
 building an obligation raises (an equation indexes past a tuple, Z3 rejects an
 index of the wrong arity), the semantics is *stuck* on a well-typed input: the
 lemma is refuted with that message, never skipped.
@@ -72,17 +78,18 @@ lemma is refuted with that message, never skipped.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any
 
 import z3
 
 from core_teil.lang import typing as ty
 from core_teil.lang.syntax import ELEM_OPS, Elem, Expr
-from core_teil.semantics.symbolic import subterms
+from core_teil.semantics.symbolic import SUM, ZERO, Value, arith, subterms
 
 #: Fixed seed and resource limit on every solver (Z3-NOTES.md, "Reproducibility").
 SEED = 42
@@ -200,7 +207,7 @@ class _Justified:
     formula: z3.BoolRef  # kept, so that its id stays its own
     premise: str | None
     needs: tuple[Obligation, ...] = ()
-    key: str = ""  # the premise's statement (Lemma.key)
+    key: str = ""  # the premise's statement (SumStatement.key)
 
 
 _JUSTIFIED: dict[int, list[_Justified]] = {}
@@ -219,16 +226,6 @@ def _ways(f: z3.BoolRef) -> list[_Justified]:
     return [j for j in _JUSTIFIED.get(f.get_id(), []) if z3.eq(j.formula, f)]
 
 
-def instance(lemma: str, key: str, formula: z3.BoolRef) -> z3.BoolRef:
-    """``formula``, an instance of the statement ``key`` of the lemma named ``lemma``, as a use.
-
-    The one caller is ``proofs.sums.SumLaw.instance``, which computes the instance from the
-    same ``premise`` and ``conclusion`` functions its proof by :func:`sum_induction` is built
-    from, and keys it by that statement (``SumLaw.key``, its lemma's ``key``): a law made
-    elsewhere under a proved law's name has another key (review r26d)."""
-    return _justify(formula, lemma, (), key)
-
-
 def closed(variables: Sequence[z3.ExprRef], f: z3.BoolRef) -> z3.BoolRef:
     """``∀variables. f`` for an instance ``f``: it holds for every value of its constants.  Not
     for a step of a calculation, which holds only under its obligation's hypotheses (review
@@ -243,15 +240,53 @@ def closed(variables: Sequence[z3.ExprRef], f: z3.BoolRef) -> z3.BoolRef:
 
 
 def renamed(f: z3.BoolRef, normal: Callable[[z3.BoolRef], z3.BoolRef]) -> z3.BoolRef:
-    """A use in the normal form its obligation's other parts are in (``normal`` renames bound
-    variables: the hypotheses and the goal are trusted to it already)."""
+    """A use in the normal form its obligation's other parts are in.  ``normal`` may rename
+    bound variables and nothing else: the kernel checks that its result is
+    :func:`alpha_equal` to ``f`` (review r26d: a "normal form" that was the claim itself)."""
     ways = _ways(f)
     if not ways:
         raise ValueError(f"only a use can be renamed, not {_short(f)}")
-    out = normal(f)
+    out = renaming(normal)(f)
     for j in ways:
         _justify(out, j.premise, j.needs, j.key)
     return out
+
+
+def alpha_equal(a: z3.ExprRef, b: z3.ExprRef) -> bool:
+    """Whether ``a`` and ``b`` are one term up to the names of their bound variables.
+
+    Z3 writes bound variables as de Bruijn indices and keeps their names beside them (and
+    patterns, which guide instantiation only); everything else must be the same operator
+    applied to alpha-equal arguments.  Subterms of ``a`` and ``b`` stay alive while they do,
+    so their ids identify them during the walk."""
+    todo, seen = [(a, b)], set()
+    while todo:
+        s, t = todo.pop()
+        if s.eq(t) or (s.get_id(), t.get_id()) in seen:
+            continue
+        seen.add((s.get_id(), t.get_id()))
+        if z3.is_quantifier(s) and z3.is_quantifier(t):
+            if ((s.is_lambda(), s.is_forall()) != (t.is_lambda(), t.is_forall())
+                    or s.num_vars() != t.num_vars()
+                    or any(not s.var_sort(i).eq(t.var_sort(i)) for i in range(s.num_vars()))):
+                return False
+            todo.append((s.body(), t.body()))
+        elif (z3.is_app(s) and z3.is_app(t) and s.num_args() > 0 and s.num_args() == t.num_args()
+              and s.decl().eq(t.decl())):
+            todo.extend(zip(s.children(), t.children(), strict=True))
+        else:
+            return False  # distinct leaves (constants, numerals, variables) or operators
+    return True
+
+
+def renaming(normal: Callable[[z3.BoolRef], z3.BoolRef]) -> Callable[[z3.BoolRef], z3.BoolRef]:
+    """``normal``, checked to rename bound variables only (:func:`alpha_equal`)."""
+    def apply(f: z3.BoolRef) -> z3.BoolRef:
+        out = normal(f)
+        if not isinstance(out, z3.BoolRef) or not alpha_equal(f, out):
+            raise ValueError(f"a normal form changed more than the names of bound variables: {_short(f)}")
+        return out
+    return apply
 
 
 def _short(f: z3.ExprRef, width: int = 120) -> str:
@@ -313,9 +348,14 @@ class Lemma:
     #: The ranks the statement is established for when neither ``ranks`` nor the premises say:
     #: :data:`EVERY_RANK` (shapes of symbolic rank, proofs/ranks.py), or instances such as "7..10".
     coverage: str = ""
-    #: What its obligations establish, as :func:`instance` keys it (``SumLaw.key``): a use made
-    #: from a statement of the same name but another key is no instance of this lemma.
-    key: str = ""
+    #: A sum law (``Rule.SUM_INDUCTION``): the kernel builds the obligations from the statement
+    #: this returns, and the result carries its key (instead of ``build``).
+    law: Callable[[], SumStatement] | None = None
+
+    @property
+    def own(self) -> bool:
+        """Whether the lemma has obligations of its own (it may have premises too)."""
+        return self.build is not None or self.law is not None
 
 
 #: What ``make verify`` prints in its ranks column.
@@ -331,7 +371,7 @@ def rank_coverage(lemma: Lemma, by_name: dict[str, Lemma]) -> str:
         return lemma.coverage
     if lemma.ranks:
         return f"<= {RANK_BOUND}"
-    if lemma.build is None and lemma.premises:
+    if not lemma.own and lemma.premises:
         covs = [rank_coverage(by_name[p], by_name) for p in lemma.premises if p in by_name]
         bounded = [c for c in covs if c not in (EVERY_RANK, NO_RANK)]
         if bounded:
@@ -354,8 +394,10 @@ class LemmaResult:
     stuck: bool = False
     rlimit: int = 0
     #: Per use of an instance, the (lemma, key) pairs that justify it (:meth:`Book.conclude`
-    #: checks that a lemma of that name with that key is among the premises).
+    #: checks that the premise of that name proved the statement with that key).
     instances: tuple[tuple[tuple[str, str], ...], ...] = ()
+    #: A sum law's: the key of the statement its obligations were built from.
+    key: str = ""
 
     @property
     def accepted(self) -> bool:
@@ -596,16 +638,19 @@ class _Vacuity:
 
 def check_lemma(lemma: Lemma, stop_at_first: bool = False) -> LemmaResult:
     """Build and discharge a Z3 lemma (rules are concluded by :meth:`Book.conclude`)."""
-    assert lemma.build is not None, f"{lemma.name} has no obligations of its own"
+    assert lemma.own, f"{lemma.name} has no obligations of its own"
     t0 = time.perf_counter()
     count, spent = 0, 0
     worst: Outcome | None = None
     ranks: set[int | None] = set()
     cases: set[str | None] = set()
     expect_sat = lemma.expect is Expect.REFUTED
+    law: SumStatement | None = None
     obligations: Iterator[Obligation] = iter(())
     try:
-        obligations = iter(lemma.build())
+        # a sum law: the obligations and the key come from one statement, built once here
+        law = lemma.law() if lemma.law is not None else None
+        obligations = iter(law.obligations() if law is not None else lemma.build())  # type: ignore[misc]
         ctx = z3.Context()
         vacuity = _Vacuity(ctx)
         # the proved obligations themselves, not just their ids: a freed obligation's id is
@@ -666,7 +711,7 @@ def check_lemma(lemma: Lemma, stop_at_first: bool = False) -> LemmaResult:
                            "expected a refutation, but every obligation was unsat", rlimit=spent)
     return LemmaResult(lemma.name, status, dt, count, lemma.expect,
                        worst.name if worst else None, worst.counterexample if worst else None, rlimit=spent,
-                       instances=tuple(sorted(used)))
+                       instances=tuple(sorted(used)), key=law.key if law is not None else "")
 
 
 def coverage(lemma: Lemma, ranks: set[int | None], cases: set[str | None]) -> str:
@@ -708,47 +753,155 @@ def sum_induction(name: str, n: z3.ArithRef, lo: z3.ArithRef, premise: Formula, 
     return [base, mono, step]
 
 
+#: What ``SUM`` means (``core_teil/semantics/symbolic.py`` leaves it uninterpreted): the
+#: recursive ``SUMrec(h, n) = 0 if n <= 0 else SUMrec(h, n-1) + h[n]`` with the ``+`` of report
+#: Definition 4, i.e. ``Σ_{m=1..n} h[m]``.  The sum laws are proved for this symbol and used for
+#: ``SUM``: a model with ``SUM := SUMrec`` satisfies every instance.
+VARR = z3.ArraySort(z3.IntSort(), Value)
+SUMREC = z3.RecFunction("SUMrec", VARR, z3.IntSort(), Value)
+_h, _n = z3.Const("h!def", VARR), z3.Int("n!def")
+z3.RecAddDefinition(SUMREC, [_h, _n], z3.If(_n <= 0, ZERO, arith("add", SUMREC(_h, _n - 1), _h[_n])))
+
+
+def _is_constant(t: z3.ExprRef) -> bool:
+    return z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
+
+
+@dataclass(frozen=True)
+class SumStatement:
+    """``∀params ∀n. requires ∧ n >= lo ∧ premise -> conclusion``, a sum law as terms over
+    :data:`SUMREC` (``params`` and ``n`` are free constants of the terms).
+
+    The kernel owns what a sum law says.  Its lemma's obligations are built from these terms by
+    :func:`sum_induction`; :attr:`key` is their digest; every instance and every cut is these
+    terms with arguments substituted for the constants.  So what is used is literally what was
+    proved, whatever code computed the terms (review r26d: any formula was accepted as an
+    instance under a law's name)."""
+
+    name: str
+    params: tuple[z3.ExprRef, ...]
+    n: z3.ArithRef
+    lo: z3.ArithRef
+    requires: tuple[z3.BoolRef, ...]
+    premise: z3.BoolRef
+    conclusion: z3.BoolRef
+    #: Instances of other laws that the induction's obligations use (they are premises).
+    helpers: tuple[z3.BoolRef, ...] = ()
+
+    def __post_init__(self) -> None:
+        for f in ("params", "requires", "helpers"):
+            object.__setattr__(self, f, tuple(getattr(self, f)))
+        consts = (*self.params, self.n)
+        # Substituting for anything but distinct constants is no instantiation of a valid formula.
+        if not all(_is_constant(c) for c in consts) or len({c.get_id() for c in consts}) != len(consts):
+            raise ValueError(f"{self.name}: the parameters and the bound must be distinct constants")
+        if not z3.is_int(self.n) or any(z3.eq(t, self.n) for t in subterms([self.lo, *self.requires])):
+            raise ValueError(f"{self.name}: the bound is an integer that the range and requirements do not mention")
+
+    @property
+    def key(self) -> str:
+        """The statement as a digest: the same in every process that builds it alike."""
+        got = self.__dict__.get("_key")
+        if got is None:
+            parts = [" ".join(f"{c}:{c.sort().sexpr()}" for c in (*self.params, self.n)),
+                     self.lo.sexpr(), *(r.sexpr() for r in self.requires), self.premise.sexpr(),
+                     self.conclusion.sexpr()]
+            got = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+            object.__setattr__(self, "_key", got)
+        return got
+
+    def obligations(self) -> list[Obligation]:
+        """Base, monotone premise and step over the statement's own terms."""
+        def at(f: z3.BoolRef) -> Formula:
+            return lambda k: z3.substitute(f, (self.n, k))
+        return sum_induction(self.name, self.n, self.lo, at(self.premise), at(self.conclusion), self.requires,
+                             self.helpers)
+
+    def _at(self, S: z3.FuncDeclRef, args: Sequence[z3.ExprRef], n: z3.ArithRef) -> tuple[z3.BoolRef, z3.BoolRef]:
+        """The antecedent and the conclusion at ``args`` and ``n``, for ``S``."""
+        if len(args) != len(self.params):
+            raise ValueError(f"{self.name} takes {len(self.params)} arguments, not {len(args)}")
+        sub = [*zip(self.params, args, strict=True), (self.n, n)]
+
+        def at(f: z3.ExprRef) -> z3.ExprRef:
+            return _sum_as(S, z3.substitute(f, *sub))
+        return z3.And(*(at(r) for r in self.requires), n >= at(self.lo), at(self.premise)), at(self.conclusion)
+
+    def instance(self, S: z3.FuncDeclRef, args: Sequence[z3.ExprRef], n: z3.ArithRef) -> z3.BoolRef:
+        """The law at ``args`` and ``n`` for ``S`` (``SUM`` or ``SUMrec``), as a use."""
+        antecedent, conclusion = self._at(S, args, n)
+        return _justify(z3.Implies(antecedent, conclusion), self.name, (), self.key)
+
+    def cut(self, S: z3.FuncDeclRef, args: Sequence[z3.ExprRef], n: z3.ArithRef,
+            binders: Sequence[z3.ExprRef] = ()) -> Cut:
+        """One use of the law in a :func:`calculation`, for all values of ``binders``: its
+        premise becomes an obligation, its conclusion a use of the link it justifies."""
+        antecedent, conclusion = self._at(S, args, n)
+
+        def close(f: z3.BoolRef) -> z3.BoolRef:
+            return z3.ForAll(list(binders), f) if binders else f
+        made = Cut(self.name, self.key, close(antecedent), close(conclusion))
+        _CUTS[id(made)] = made
+        return made
+
+
+def _sum_as(S: z3.FuncDeclRef, f: z3.ExprRef) -> z3.ExprRef:
+    """``f`` (about SUMrec) for ``S``: SUMrec itself, or SUM, which means it."""
+    if S.eq(SUMREC):
+        return f
+    if S.eq(SUM):
+        return z3.substitute_funs(f, (SUMREC, SUM(z3.Var(0, VARR), z3.Var(1, z3.IntSort()))))
+    raise ValueError(f"a sum law holds for SUMrec and for SUM, which means it; not for {S}")
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A use of a sum law in a calculation, made by :meth:`SumStatement.cut` (and only there:
+    :func:`calculation` refuses any other object)."""
+
+    name: str
+    key: str
+    premise: z3.BoolRef
+    conclusion: z3.BoolRef
+
+
+_CUTS: dict[int, Cut] = {}
+
+
 # --------------------------------------------------------------------------
 # Rule: a calculation, cut by cut
 # --------------------------------------------------------------------------
 
 
-class Use(Protocol):
-    """One use of an accepted lemma: its premise must be proved, its conclusion is then used."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def key(self) -> str: ...
-
-    def premise(self) -> z3.BoolRef: ...
-
-    def conclusion(self) -> z3.BoolRef: ...
-
-
 def calculation(label: str, hypotheses: Sequence[z3.BoolRef], start: z3.ExprRef,
-                links: Sequence[tuple[z3.ExprRef, Sequence[Use]]],
+                links: Sequence[tuple[z3.ExprRef, Sequence[Cut]]],
                 normal: Callable[[z3.BoolRef], z3.BoolRef] = lambda f: f,
                 **tags: Any) -> tuple[list[Obligation], list[z3.BoolRef]]:
-    """``start = T_1 = ... = T_n``: for each link, the premise of each of its uses is an
-    obligation (under ``hypotheses``), and ``T_{i-1} = T_i`` an obligation whose uses are
-    those conclusions.  Returns the obligations and the links, to be used downstream.
-    ``normal`` is applied to every part (e.g. the alpha-normal form of ``schema.canonical``)."""
-    hyps = tuple(normal(h) for h in hypotheses)
+    """``start = T_1 = ... = T_n`` under ``hypotheses``: for each link, the premise of each of
+    its cuts is an obligation, and ``T_{i-1} = T_i`` an obligation whose uses are those cuts'
+    conclusions (under ``hypotheses`` too).  Returns the obligations and the links, ``hypotheses -> T_{i-1} = T_i``, to
+    be used downstream (review r26d: a bare link was used where its hypotheses did not hold).
+    ``normal`` (e.g. the alpha-normal form of ``schema.canonical``) may rename bound variables
+    only (:func:`renaming`), and a cut must be one :meth:`SumStatement.cut` made."""
+    rename = renaming(normal)
+    hyps = tuple(rename(h) for h in hypotheses)
     out: list[Obligation] = []
     proved: list[z3.BoolRef] = []
     prev = start
-    for n, (term, uses) in enumerate(links, start=1):
+    for n, (term, cuts) in enumerate(links, start=1):
         conclusions = []
-        for use in uses:
+        for use in cuts:
+            if _CUTS.get(id(use)) is not use:
+                raise ValueError(f"{label}: step {n} uses {use!r}, which is no cut of a sum law")
             premise = Obligation(f"{label}: step {n}, premise of {use.name}", hyps,
-                                 normal(z3.Not(use.premise())), **tags)
+                                 rename(z3.Not(use.premise)), **tags)
             out.append(premise)
-            conclusions.append(_justify(normal(use.conclusion()), use.name, (premise,), use.key))
-        step = Obligation(f"{label}: step {n}", hyps, normal(prev != term), uses=tuple(conclusions), **tags)
+            # under the hypotheses its premise was proved under, like a link
+            conclusions.append(_justify(z3.Implies(_conj(hyps), rename(use.conclusion)), use.name, (premise,),
+                                        use.key))
+        step = Obligation(f"{label}: step {n}", hyps, rename(prev != term), uses=tuple(conclusions), **tags)
         out.append(step)
-        proved.append(_justify(prev == term, None, (step,)))
+        proved.append(_justify(z3.Implies(_conj(hyps), prev == term), None, (step,)))
         prev = term
     return out, proved
 
@@ -809,7 +962,7 @@ class Book:
                                "premise not accepted: " + ", ".join(names), None, note)
         # every premise is here and accepted: each instance used must be of that very statement
         for alternatives in own.instances if own is not None else ():
-            if not any(p in self.lemmas and self.lemmas[p].key == key for p, key in alternatives):
+            if not any(p in self.results and self.results[p].key == key for p, key in alternatives):
                 return LemmaResult(lemma.name, Status.INCOMPLETE, seconds, count, lemma.expect,
                                    f"uses an instance of a statement named {alternatives[0][0]} that is not "
                                    "the lemma of that name", None, note)
@@ -818,7 +971,8 @@ class Book:
         # place its failures are caught (a wrong proof whose own obligation is unknown needs it).
         status = Status.PROVED if lemma.expect is Expect.PROVED else Status.REFUTED
         return LemmaResult(lemma.name, status, seconds, count, lemma.expect, own.failed if own else None,
-                           own.counterexample if own else None, note, rlimit=own.rlimit if own else 0)
+                           own.counterexample if own else None, note, rlimit=own.rlimit if own else 0,
+                           key=own.key if own else "")
 
 
 RULES = (Rule.STRUCTURAL, Rule.STATEMENTS, Rule.COROLLARY)
@@ -856,7 +1010,7 @@ def decide(lemmas: Sequence[Lemma]) -> dict[str, LemmaResult]:
     """Every lemma decided in this process: Z3 lemmas by :func:`check_lemma`, then the derived
     ones by :meth:`Book.conclude` -- what ``make verify`` does, without the worker pool."""
     book = Book(by_name(lemmas))
-    own = {lem.name: check_lemma(lem) for lem in lemmas if lem.build is not None}
+    own = {lem.name: check_lemma(lem) for lem in lemmas if lem.own}
     book.results.update(own)
     for lem in derived(lemmas):
         book.results[lem.name] = book.conclude(lem, own.get(lem.name))

@@ -26,7 +26,7 @@ from core_teil.semantics import eval as ev
 from core_teil.semantics.symbolic import val
 
 from . import sums
-from .kernel import RANK_BOUND, Lemma, Obligation, Rule, calculation, renamed
+from .kernel import RANK_BOUND, Cut, Lemma, Obligation, Rule, calculation, renamed
 from .padding import M
 from .schema import (
     Instance,
@@ -48,44 +48,12 @@ LawSchema = tuple[Expr, Expr, dict[str, tuple], tuple[str, ...]]
 
 
 @dataclass(frozen=True)
-class Use:
-    """One use of a sum law at chosen terms, for all values of ``binders`` (the cut rule):
-    its premise is an obligation of its own, its conclusion a hypothesis of the link."""
-
-    law: sums.SumLaw
-    args: tuple
-    n: z3.ArithRef
-    binders: tuple = ()
-
-    @property
-    def name(self) -> str:
-        return self.law.name
-
-    @property
-    def key(self) -> str:
-        return self.law.key()
-
-    def _close(self, f: z3.BoolRef) -> z3.BoolRef:
-        return z3.ForAll(list(self.binders), f) if self.binders else f
-
-    def premise(self) -> z3.BoolRef:
-        from core_teil.semantics.symbolic import SUM
-
-        law, args = self.law, self.args
-        return self._close(z3.And(*law.requires(*args), self.n >= law.lo(*args), law.premise(SUM, *args, self.n)))
-
-    def conclusion(self) -> z3.BoolRef:
-        from core_teil.semantics.symbolic import SUM
-
-        return self._close(self.law.conclusion(SUM, *self.args, self.n))
-
-
-@dataclass(frozen=True)
 class Calc:
     """A link ``previous = term`` of a calculation, justified by ``uses`` (``term=None``: the rhs)."""
 
     term: z3.ExprRef | None
-    uses: tuple[Use, ...] = ()
+    #: One use of a sum law each (``SumLaw.cut``): its premise an obligation, its conclusion a use.
+    uses: tuple[Cut, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -260,9 +228,9 @@ def _reassociation_proof(inst: Instance, mu: dict, k: tuple) -> list[Calc]:
     # A separate step Σ_p Σ_q (A·B)·C = Σ_p Σ_q A·(B·C), left to Z3 as an equation between
     # lambdas, took 0.1 s or more than 60 s depending on what the worker had solved before.
     return [
-        Calc(S(z3.Lambda([q], S(h2, b)), c), (Use(sums.SCALAR_RIGHT, (h1, h2, C[q, j]), b, (q,)),)),
-        Calc(S(z3.Lambda([p], S(g1, c)), b), (Use(sums.FUBINI, (z3.Lambda([p, q], ab_c(p, q)), c), b),)),
-        Calc(None, (Use(sums.SCALAR_LEFT, (g3, g1, A[i, p]), c, (p,)),)),
+        Calc(S(z3.Lambda([q], S(h2, b)), c), (sums.SCALAR_RIGHT.cut((h1, h2, C[q, j]), b, (q,)),)),
+        Calc(S(z3.Lambda([p], S(g1, c)), b), (sums.FUBINI.cut((z3.Lambda([p, q], ab_c(p, q)), c), b),)),
+        Calc(None, (sums.SCALAR_LEFT.cut((g3, g1, A[i, p]), c, (p,)),)),
     ]
 
 

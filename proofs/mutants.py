@@ -44,7 +44,7 @@ from core_teil.semantics import symbolic as sym
 from core_teil.semantics.eval import Sem, denote
 from core_teil.semantics.sequences import Seq, as_seq
 
-from . import engines, kernel, laws, pad_ranks, padding, prover, ranks, run, safety, schema, sums
+from . import engines, kernel, pad_ranks, padding, prover, ranks, run, safety, schema
 
 # --------------------------------------------------------------------------
 # Wrong equations (eval.py)
@@ -326,7 +326,11 @@ def _rule(ctor: type, fn: Any) -> tuple[tuple[Any, Any, Any], ...]:
 
 #: The cut rule's premise obligation and the conclusion it licenses (kernel.calculation).
 CUT_PREMISE = ("            out.append(premise)\n"
-               "            conclusions.append(_justify(normal(use.conclusion()), use.name, (premise,), use.key))\n")
+               "            # under the hypotheses its premise was proved under, like a link\n"
+               "            conclusions.append(_justify(z3.Implies(_conj(hyps), rename(use.conclusion)), use.name, "
+               "(premise,),\n")
+#: The kernel's check that a normal form only renames bound variables (kernel.renaming).
+RENAMING_CHECK = "if not isinstance(out, z3.BoolRef) or not alpha_equal(f, out):"
 
 
 CATALOGUE: tuple[Mutant, ...] = (
@@ -389,8 +393,8 @@ CATALOGUE: tuple[Mutant, ...] = (
             "wrong: structural: a step Z3 cannot decide"),
            "the proof kernel counts unknown as proved"),
     Mutant("calc-premises-unchecked", "conclusions.append(... use.name)  # no premise obligation", "kernel.calculation",
-           _edit(kernel.calculation, CUT_PREMISE, "            conclusions.append(_justify(normal(use.conclusion()), "
-                 "use.name, (), use.key))\n"),
+           _edit(kernel.calculation, CUT_PREMISE, "            conclusions.append(_justify(z3.Implies(_conj(hyps), "
+                 "rename(use.conclusion)), use.name, (),\n"),
            ("wrong: calculation: a use whose premise is false",), "calculational proofs never check the "
            "premises of the sum laws they use"),
     Mutant("thm3-base-rank-0", "for r in ranks(0, 0):", "padding.thm3_base_obligations",
@@ -518,8 +522,9 @@ CATALOGUE: tuple[Mutant, ...] = (
            _edit(kernel.canonical_model, "        if not candidates:\n            continue",
                  "        if not candidates:\n            break"),
            ("Counterexamples canonical",), "counterexample pinning stops at the first array"),
-    Mutant("canonical-ignores-depth", "z3.Const(f'β!{i}', ...)", "schema.canonical",
-           _edit(schema.canonical, 'z3.Const(f"β!{depth + i}"', 'z3.Const(f"β!{i}"'),
+    Mutant("canonical-ignores-depth", "z3.Const(f'β!{i}', ...), and the kernel trusts it", "schema.canonical",
+           (*_edit(schema.canonical, 'z3.Const(f"β!{depth + i}"', 'z3.Const(f"β!{i}"'),
+            *_edit(kernel.renaming, RENAMING_CHECK, "if False:")),
            ("wrong: calculation: a link between terms equal only if a binder is captured",),
            "canonical binder names ignore the depth"),
     # Wrong semantics that only a full-strength lemma catches; each is the kill of a weakening below.
@@ -554,10 +559,10 @@ CATALOGUE: tuple[Mutant, ...] = (
     Mutant("thm3-step-unpadded", 'semP, ip = run(inst, "P", None)', "padding.thm3_step_obligations",
            _edit(padding.thm3_step_obligations, 'semP, ip = run(inst, "P", M)', 'semP, ip = run(inst, "P", None)'),
            ("mutant: st-stmt-padding-one",), "Theorem 3's step uses the unpadded store"),
-    Mutant("sum-instance-ignores-lo", "z3.And(*self.requires(*args), self.premise(S, *args, n))",
-           "sums.SumLaw.instance",
-           _edit(sums.SumLaw.instance, "n >= self.lo(*args), ", ""),
-           ("wrong: premises: an instance of a sum law below its range",), "a sum instance drops n >= lo"),
+    Mutant("sum-instance-ignores-lo", "z3.And(*requires, at(self.premise))", "kernel.SumStatement._at",
+           _edit(kernel.SumStatement._at, "n >= at(self.lo), ", ""),
+           ("wrong: premises: an instance of a sum law below its range", "wrong: calculation: a use below its range"),
+           "a sum instance (and a cut) drops n >= lo"),
     Mutant("refusal-counts-unknown", 'z3.BoolVal(said != "proved")', "prover.refusal_obligations",
            _edit(prover.refusal_obligations, "z3.BoolVal(said in r.statuses)", 'z3.BoolVal(said != "proved")'),
            ("wrong: prove: an unknown counted as a refusal",), "a refusal counts unknown"),
@@ -611,21 +616,37 @@ CATALOGUE: tuple[Mutant, ...] = (
            _edit(kernel.sum_induction, "z3.And(premise(lo), z3.Not(conclusion(lo)))",
                  "z3.And(premise(lo), z3.Not(conclusion(lo + 1)))"),
            ("wrong: sum induction: a conclusion that fails at lo only",)),
-    Mutant("instance-ignores-requires", "z3.And(n >= self.lo(*args), self.premise(S, *args, n))",
-           "sums.SumLaw.instance", _edit(sums.SumLaw.instance, "*self.requires(*args), ", ""),
+    Mutant("instance-ignores-requires", "z3.And(n >= at(self.lo), at(self.premise))",
+           "kernel.SumStatement._at", _edit(kernel.SumStatement._at, "*(at(r) for r in self.requires), ", ""),
            ("wrong: premises: an instance of a sum law without its requirement",)),
-    Mutant("instance-premise-n-1", "self.premise(S, *args, n - 1)", "sums.SumLaw.instance",
-           _edit(sums.SumLaw.instance, "self.premise(S, *args, n))", "self.premise(S, *args, n - 1))"),
+    Mutant("instance-premise-n-1", "the premise at n - 1", "kernel.SumStatement._at",
+           _edit(kernel.SumStatement._at, "at(self.premise)),",
+                 "_sum_as(S, z3.substitute(self.premise, *sub[:-1], (self.n, n - 1)))),"),
            ("wrong: premises: an instance of a sum law whose premise fails",)),
-    Mutant("use-ignores-lo", "z3.And(*law.requires(*args), law.premise(SUM, *args, self.n))", "laws.Use.premise",
-           _edit(laws.Use.premise, "self.n >= law.lo(*args), ", ""), ("wrong: calculation: a use below its range",)),
+    Mutant("renaming-unchecked", "if False:  # normal trusted to rename only", "kernel.renaming",
+           _edit(kernel.renaming, RENAMING_CHECK, "if False:"),
+           ("wrong: calculation: a normal form that is no renaming", "wrong: Z3: a use renamed into the claim"),
+           "a normal form is trusted to change only the names of bound variables"),
+    Mutant("cuts-unchecked", "if False:  # any object as a cut", "kernel.calculation",
+           _edit(kernel.calculation, "if _CUTS.get(id(use)) is not use:", "if False:"),
+           ("wrong: calculation: a cut the kernel did not make",), "the cut rule takes any object's conclusion"),
+    Mutant("links-unconditional", "proved.append(_justify(prev == term, ...))", "kernel.calculation",
+           _edit(kernel.calculation, "z3.Implies(_conj(hyps), prev == term)", "prev == term"),
+           ("wrong: calculation: a link used where its hypotheses fail",),
+           "a link is used without the hypotheses it was proved under"),
+    Mutant("cut-conclusions-unconditional", "_justify(rename(use.conclusion), ...)", "kernel.calculation",
+           _edit(kernel.calculation, "_justify(z3.Implies(_conj(hyps), rename(use.conclusion))",
+                 "_justify(rename(use.conclusion)"),
+           ("wrong: calculation: a cut's conclusion used where its premise fails",),
+           "a cut's conclusion is used without the hypotheses its premise was proved under"),
     Mutant("unknown-kills", "REJECTED = (REFUTED, VACUOUS, INCOMPLETE, UNKNOWN)", "kernel.REJECTED",
            ((kernel, "REJECTED", (*kernel.REJECTED, kernel.Status.UNKNOWN)),), ("wrong: verdict: mutant undecided",)),
-    Mutant("calc-link-trivial", "normal(prev != prev)", "kernel.calculation",
-           _edit(kernel.calculation, "normal(prev != term)", "normal(prev != prev)"),
+    Mutant("calc-link-trivial", "rename(prev != prev)", "kernel.calculation",
+           _edit(kernel.calculation, "rename(prev != term)", "rename(prev != prev)"),
            ("wrong: calculation: a link nothing justifies",)),
-    Mutant("canonical-depth-plus-one", "walk(..., depth + 1)", "schema.canonical",
-           _edit(schema.canonical, "*reversed(consts)), depth + n)", "*reversed(consts)), depth + 1)"),
+    Mutant("canonical-depth-plus-one", "walk(..., depth + 1), and the kernel trusts it", "schema.canonical",
+           (*_edit(schema.canonical, "*reversed(consts)), depth + n)", "*reversed(consts)), depth + 1)"),
+            *_edit(kernel.renaming, RENAMING_CHECK, "if False:")),
            ("wrong: calculation: a link equal only if two binders count as one",)),
     *(Mutant(name, line, "run.report", _edit(run.report, old, new), ("wrong: verdict: " + what,))
       for name, line, old, new, what in (

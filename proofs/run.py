@@ -138,7 +138,7 @@ class Run:
 def tasks(lemmas: Sequence[Lemma], with_mutants: bool, with_corpus: bool, with_wrong: bool = False) -> list[Task]:
     from . import mutants, wrong
 
-    out = [Task("lemma", lem.name, cost=lem.cost) for lem in lemmas if lem.build is not None]
+    out = [Task("lemma", lem.name, cost=lem.cost) for lem in lemmas if lem.own]
     names = known_targets(lemmas, with_wrong)
     if with_wrong:
         every = [w.name for w in wrong.CORPUS]

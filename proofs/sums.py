@@ -8,36 +8,31 @@ definition ``SUMrec(h, n) = 0 if n <= 0 else SUMrec(h, n-1) + h[n]`` with the
 kernel's :func:`~proofs.kernel.sum_induction` (base, monotone premise, step;
 Z3-NOTES.md: steps over free constants prove in milliseconds), and is then
 *instantiated* for ``SUM`` in the per-constructor obligations by
-:func:`facts`.  The same Python function states the law in both places, so
-the instance is literally the proved statement with ``SUM`` for ``SUMrec``.
+:func:`facts`.  The kernel keeps each law as terms (:class:`~proofs.kernel.SumStatement`):
+its obligations are built from them, and an instance is those terms with arguments for
+the parameters and ``SUM`` for ``SUMrec``, so it is literally the proved statement.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import z3
 
-from core_teil.semantics.symbolic import UNDEF, ZERO, SumNode, Value, arith, subterms, val
+from core_teil.semantics.symbolic import SUM, UNDEF, ZERO, SumNode, Value, arith, subterms, val
 
 from . import kernel
-from .kernel import Lemma, Obligation, Rule, sum_induction
+from .kernel import Lemma, Rule
 
 IS_UNDEF = Value.is_undef
-VArr = z3.ArraySort(z3.IntSort(), Value)
+VArr = kernel.VARR
 VArr2 = z3.ArraySort(z3.IntSort(), z3.IntSort(), Value)
-
-SUMREC = z3.RecFunction("SUMrec", VArr, z3.IntSort(), Value)
-_h, _n = z3.Const("h!def", VArr), z3.Int("n!def")
-z3.RecAddDefinition(SUMREC, [_h, _n], z3.If(_n <= 0, ZERO, arith("add", SUMREC(_h, _n - 1), _h[_n])))
+#: The meaning of SUM, defined in the kernel (which instantiates the laws for SUM).
+SUMREC = kernel.SUMREC
 
 Sum = Callable[[z3.ExprRef, z3.ArithRef], z3.ExprRef]
-
-#: Per law object: the object (kept, so that its id stays its own) and its key.
-_KEYS: dict[int, tuple[object, str]] = {}
 
 
 def _m() -> z3.ArithRef:
@@ -61,7 +56,8 @@ def zero_or_undef(v: z3.ExprRef) -> z3.BoolRef:
 
 @dataclass(frozen=True)
 class SumLaw:
-    """``∀params. requires ∧ n >= lo ∧ premise(n) -> conclusion(n)``."""
+    """``∀params. requires ∧ n >= lo ∧ premise(n) -> conclusion(n)``, written as functions of
+    the sum symbol and the parameters, for reading; :meth:`terms` hands it to the kernel."""
 
     name: str
     statement: str
@@ -74,36 +70,29 @@ class SumLaw:
     uses: tuple[str, ...] = ()
     ref: str = "report Def. 4 (Σ over V ∪ {•}); Z3-NOTES.md"
 
-    def instance(self, S: Sum, args: Sequence[z3.ExprRef], n: z3.ArithRef) -> z3.BoolRef:
-        """The law at ``args`` and ``n`` for ``S`` (``SUM``, or ``SUMrec`` itself), as a use
-        (:func:`proofs.kernel.instance`): the same functions :meth:`obligations` proves."""
-        return kernel.instance(self.name, self.key(), z3.Implies(
-            z3.And(*self.requires(*args), n >= self.lo(*args), self.premise(S, *args, n)),
-            self.conclusion(S, *args, n)))
+    def terms(self) -> kernel.SumStatement:
+        """The law as the kernel owns it: terms over SUMrec at the law's own parameters.  Built
+        afresh on every call, so that a mutant of the semantics changes what is proved."""
+        args, n = self.params(), z3.Int(f"n!{self.name}")
+        return kernel.SumStatement(self.name, args, n, self.lo(*args), tuple(self.requires(*args)),
+                                   self.premise(SUMREC, *args, n), self.conclusion(SUMREC, *args, n),
+                                   tuple(self.helpers(SUMREC, *args, n)) if self.helpers else ())
+
+    def instance(self, S: z3.FuncDeclRef, args: Sequence[z3.ExprRef], n: z3.ArithRef) -> z3.BoolRef:
+        """The law at ``args`` and ``n`` for ``S`` (``SUM``, or ``SUMrec`` itself), as a use."""
+        return self.terms().instance(S, args, n)
+
+    def cut(self, args: Sequence[z3.ExprRef], n: z3.ArithRef, binders: Sequence[z3.ExprRef] = ()) -> kernel.Cut:
+        """The law at ``args`` and ``n`` for ``SUM``, for all ``binders``, in a calculation."""
+        return self.terms().cut(SUM, args, n, binders)
 
     def key(self) -> str:
-        """What :meth:`obligations` proves -- its requirements, bound, premise and conclusion at
-        the law's own parameters -- as a digest, the same in every process that builds the law
-        alike (:attr:`proofs.kernel.Lemma.key`)."""
-        got = _KEYS.get(id(self))
-        if got is None:
-            args, n = self.params(), z3.Int(f"n!{self.name}")
-            parts = [*self.requires(*args), self.lo(*args), self.premise(SUMREC, *args, n),
-                     self.conclusion(SUMREC, *args, n)]
-            text = "\n".join(p.sexpr() for p in parts)
-            got = _KEYS[id(self)] = (self, hashlib.sha256(text.encode()).hexdigest()[:24])
-        return got[1]
-
-    def obligations(self) -> list[Obligation]:
-        args = self.params()
-        n = z3.Int(f"n!{self.name}")
-        uses = self.helpers(SUMREC, *args, n) if self.helpers else []
-        return sum_induction(self.name, n, self.lo(*args), lambda k: self.premise(SUMREC, *args, k),
-                             lambda k: self.conclusion(SUMREC, *args, k), self.requires(*args), uses)
+        """What the law's lemma proves, as a digest (:attr:`proofs.kernel.SumStatement.key`)."""
+        return self.terms().key
 
     def lemma(self) -> Lemma:
-        return Lemma(self.name, self.ref, self.statement, self.obligations, Rule.SUM_INDUCTION,
-                     premises=self.uses, cost=0.5, key=self.key())
+        return Lemma(self.name, self.ref, self.statement, None, Rule.SUM_INDUCTION, premises=self.uses,
+                     cost=0.5, law=self.terms)
 
 
 def _arrays(*names: str) -> tuple[z3.ExprRef, ...]:
@@ -242,7 +231,7 @@ def facts(nodes: Sequence[SumNode], kinds: Sequence[str], scalars: Sequence[z3.E
 
 def _facts(nodes: Sequence[SumNode], kinds: Sequence[str], scalars: Sequence[z3.ExprRef],
            extents: Sequence[z3.ArithRef]) -> list[z3.BoolRef]:
-    S = _uninterpreted
+    S = SUM
     hs = _distinct([s.term.arg(0) for s in nodes])
     bounds = _distinct([*[s.term.arg(1) for s in nodes], *extents])
     over: dict[int, list[z3.ExprRef]] = {}
@@ -292,9 +281,3 @@ def _facts(nodes: Sequence[SumNode], kinds: Sequence[str], scalars: Sequence[z3.
                     H = z3.Lambda([inner.var, outer.var], inner.body)
                     out.append(FUBINI.instance(S, (H, outer.term.arg(1)), inner.term.arg(1)))
     return out
-
-
-def _uninterpreted(h: z3.ExprRef, n: z3.ArithRef) -> z3.ExprRef:
-    from core_teil.semantics.symbolic import SUM
-
-    return SUM(h, n)

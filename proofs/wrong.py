@@ -43,7 +43,7 @@ from core_teil.lang import typing as ty
 from core_teil.lang.syntax import ELEM_OPS, Elem, Expa, Red, Var
 from core_teil.semantics.symbolic import SUM, UNDEF, ZERO, Value
 
-from . import sums
+from . import kernel, sums
 from .kernel import (
     RANK_BOUND,
     ST_SEQ,
@@ -328,8 +328,6 @@ def _instance_premise_elsewhere() -> list[Lemma]:
 def _use_below_range() -> list[Lemma]:
     """``Σ_{1..0} h2 = c · Σ_{1..0} h1`` for ``c = •`` (false: 0 = •) by a calculation whose one
     link uses Sum-Scalar-Left at n = 0, below its range: the use's premise must say n >= 1."""
-    from .laws import Use
-
     h1, h2 = sums._arrays("h1!wrong", "h2!wrong")
     c = z3.Const("c!wrong", Value)
     zero = z3.IntVal(0)
@@ -339,7 +337,7 @@ def _use_below_range() -> list[Lemma]:
         from core_teil.semantics.symbolic import arith
 
         obs, _ = calculation(name, (c == UNDEF,), SUM(h2, zero),
-                             [(arith("mul", c, SUM(h1, zero)), (Use(sums.SCALAR_LEFT, (h1, h2, c), zero),))])
+                             [(arith("mul", c, SUM(h1, zero)), (sums.SCALAR_LEFT.cut((h1, h2, c), zero),))])
         return obs
 
     return [Lemma(name, "wrong proof", "-", build, Rule.CALCULATION, premises=(sums.SCALAR_LEFT.name,)),
@@ -458,7 +456,7 @@ def _calculation(proof: str) -> list[Lemma]:
     """``red (expa d X) ≅ X`` (false: it is d·X), 'proved' by a calculation that uses
     Sum-Zero-Extension where its premise (the summand is 0 beyond 1) is false, or by a link
     that nothing justifies."""
-    from .laws import Calc, Law, Use
+    from .laws import Calc, Law
 
     X = Var("X")
 
@@ -470,7 +468,7 @@ def _calculation(proof: str) -> list[Lemma]:
         h = z3.Lambda([z3.Int("m!wrong")], mu["X"])
         if proof == "unjustified":
             return [Calc(None, ())]
-        return [Calc(None, (Use(sums.ZERO_EXTENSION, (h, z3.IntVal(1)), d), Use(sums.CONSTANT, (h, mu["X"]),
+        return [Calc(None, (sums.ZERO_EXTENSION.cut((h, z3.IntVal(1)), d), sums.CONSTANT.cut((h, mu["X"]),
                                                                                     z3.IntVal(1))))]
 
     law = Law("red (expa d X) ≅ X", "wrong proof", "red (expa d X) ≅ X", schemata,
@@ -512,6 +510,73 @@ def _namesake_law_instance() -> Obligation:
 def _claim_as_a_use() -> Obligation:
     """The claim itself as a "use", Sum-Absorb named as the premise (review r26b)."""
     return Obligation("x >= 1 ⊢ x >= 2, x >= 2 a use", (_n >= 1,), _n < 2, uses=(_n >= 2,))
+
+
+def _renamed_into_the_claim() -> Obligation:
+    """A genuine Sum-Absorb instance "renamed" by a normal form that returns the claim (review
+    r26d): a normal form may rename bound variables, nothing else."""
+    h = z3.Const("h!wrong", sums.VArr)
+    real = sums.ABSORB.instance(SUM, (h, z3.IntVal(1)), _n)
+    return Obligation("x >= 1 ⊢ x >= 2, a use renamed into x >= 2", (_n >= 1,), _n < 2,
+                      uses=(kernel.renamed(real, lambda f: _n >= 2),))
+
+
+def _hide(f: z3.BoolRef) -> z3.BoolRef:
+    """A "normal form" that turns every disequation into False."""
+    if z3.is_distinct(f) or (z3.is_not(f) and z3.is_eq(f.arg(0))):
+        return z3.BoolVal(False)
+    return f
+
+
+def _normal_hides_the_step() -> list[Lemma]:
+    """``x >= 1 ⊢ x >= 2`` from the link ``x = x + 1``, whose step a normal form hides (r26d)."""
+    def build() -> Iterator[Obligation]:
+        steps, links = calculation("x = x + 1", (_n >= 1,), _n, [(_n + 1, ())], normal=_hide)
+        yield from steps
+        yield Obligation("x >= 1 ⊢ x >= 2 from the link", (_n >= 1,), _n < 2, uses=tuple(links))
+
+    return [Lemma("x >= 1 ⊢ x >= 2 by a hidden step", "wrong proof", "-", build, Rule.CALCULATION)]
+
+
+def _cut_not_made_by_the_kernel() -> list[Lemma]:
+    """A copy of a genuine Sum-Absorb cut with premise True and the claim as its conclusion
+    (review r26d: the cut rule trusted any object's conclusion)."""
+    h = z3.Const("h!wrong", sums.VArr)
+
+    def build() -> Iterator[Obligation]:
+        fake = replace(sums.ABSORB.cut((h, z3.IntVal(1)), _n), premise=z3.BoolVal(True), conclusion=_n >= 2)
+        steps, _ = calculation("x = x by a fake cut", (_n >= 1,), _n, [(_n, (fake,))])
+        yield from steps
+        yield Obligation("x >= 1 ⊢ x >= 2 from the cut's conclusion", (_n >= 1,), _n < 2, uses=steps[-1].uses)
+
+    return [Lemma("x >= 1 ⊢ x >= 2 by a fake cut", "wrong proof", "-", build, Rule.CALCULATION,
+                  premises=(sums.ABSORB.name,)), sums.ABSORB.lemma()]
+
+
+def _link_where_hypotheses_fail() -> list[Lemma]:
+    """The link ``y = 1``, proved under ``y = 1``, used where only ``y >= 0`` holds (review r26d)."""
+    def build() -> Iterator[Obligation]:
+        steps, links = calculation("y = 1 under y = 1", (_n == 1,), _n, [(z3.IntVal(1), ())])
+        yield from steps
+        yield Obligation("y >= 0 ⊢ y = 1", (_n >= 0,), _n != 1, uses=tuple(links))
+
+    return [Lemma("y >= 0 ⊢ y = 1 by a link proved under y = 1", "wrong proof", "-", build, Rule.CALCULATION)]
+
+
+def _cut_where_premise_fails() -> list[Lemma]:
+    """Sum-Absorb cut where ``h(1) = •`` (its premise holds there), its conclusion ``Σ h = •`` then
+    used where ``h(1)`` is defined."""
+    h = z3.Const("h!wrong", sums.VArr)
+
+    def build() -> Iterator[Obligation]:
+        steps, _ = calculation("Σ h = Σ h where h(1) = •", (_n >= 1, Value.is_undef(h[1])), SUM(h, _n),
+                               [(SUM(h, _n), (sums.ABSORB.cut((h, z3.IntVal(1)), _n),))])
+        yield from steps
+        yield Obligation("h(1) defined ⊢ Σ_{1..n} h = •", (_n >= 1, z3.Not(Value.is_undef(h[1]))),
+                         z3.Not(Value.is_undef(SUM(h, _n))), uses=steps[-1].uses)
+
+    return [Lemma("Σ h = • where h(1) is defined, by a cut made where it is not", "wrong proof", "-", build,
+                  Rule.CALCULATION, premises=(sums.ABSORB.name,)), sums.ABSORB.lemma()]
 
 
 CORPUS: tuple[WrongProof, ...] = (
@@ -557,6 +622,9 @@ CORPUS: tuple[WrongProof, ...] = (
     WrongProof("Z3: the claim as a use", "Z3", "the claim is no instance of Sum-Absorb",
                lambda: [z3_lemma("claim as a use", _claim_as_a_use, premises=(sums.ABSORB.name,)),
                         sums.ABSORB.lemma()]),
+    WrongProof("Z3: a use renamed into the claim", "Z3", "a normal form that is no renaming",
+               lambda: [z3_lemma("use renamed into the claim", _renamed_into_the_claim,
+                                 premises=(sums.ABSORB.name,)), sums.ABSORB.lemma()]),
     # Induction on the bound of a sum
     WrongProof("sum induction: a base that fails", "sum induction", "Σ_{1..0} h = 0, not 1", _base_fails),
     WrongProof("sum induction: a step that fails", "sum induction", "Σ h = 0 for every h", _step_fails),
@@ -614,7 +682,7 @@ CORPUS: tuple[WrongProof, ...] = (
                "Sum-Absorb used where h(m0) is not •", _instance_without_requirement),
     WrongProof("premises: an instance of a sum law whose premise fails", "premises",
                "Sum-Congruence used where h1(1) ≠ h2(1)", _instance_premise_elsewhere),
-    # Calculations (the cut rule, laws.Use)
+    # Calculations (the cut rule, SumLaw.cut)
     WrongProof("calculation: a use whose premise is false", "calculation",
                "Sum-Zero-Extension used where the summand is not 0", lambda: _calculation("false premise")),
     WrongProof("calculation: a link nothing justifies", "calculation", "red (expa d X) = X asserted",
@@ -625,6 +693,14 @@ CORPUS: tuple[WrongProof, ...] = (
                "the inner binder named after the outer depth", lambda: _captured("a")),
     WrongProof("calculation: a link equal only if two binders count as one", "calculation",
                "a two-variable binder counted as one", lambda: _captured("b")),
+    WrongProof("calculation: a normal form that is no renaming", "calculation",
+               "every disequation normalised to False", _normal_hides_the_step),
+    WrongProof("calculation: a cut the kernel did not make", "calculation",
+               "a copy of a Sum-Absorb cut stating the claim", _cut_not_made_by_the_kernel),
+    WrongProof("calculation: a link used where its hypotheses fail", "calculation",
+               "y = 1 proved under y = 1, used under y >= 0", _link_where_hypotheses_fail),
+    WrongProof("calculation: a cut's conclusion used where its premise fails", "calculation",
+               "Sum-Absorb's conclusion used where h(1) is defined", _cut_where_premise_fails),
     # core-teil prove's refusals and side conditions (unknown is neither a refusal nor a proof)
     WrongProof("prove: an unknown counted as a refusal", "prove", "every obligation unknown (rlimit 1)",
                _refusal_undecided),

@@ -49,50 +49,101 @@ def test_adhoc_sumlaw_with_a_proved_laws_name_registers_a_false_instance() -> No
     assert not _accepted(lem, sums.ABSORB.lemma())
 
 
-@pytest.mark.xfail(strict=True, reason="open: the kernel's API is trusted here (docs/decisions.md, "
-                   "'The kernel checks its uses', what remains)")
-def test_kernel_instance_is_public_and_checks_nothing() -> None:
-    _fresh("kernel_instance_is_p")
-    use = kernel.instance(sums.ABSORB.name, sums.ABSORB.key(), X >= 2)
-    lem = Lemma("r26d kernel.instance", "wrong", "-", lambda: [_false_claim(use)], premises=(sums.ABSORB.name,))
-    assert not _accepted(lem, sums.ABSORB.lemma())
+def test_a_statement_built_under_a_laws_name_has_another_key() -> None:
+    # was: kernel.instance(name, key, formula) registered any formula (the public call is gone;
+    # an instance is made from a SumStatement, and carries that statement's key)
+    _fresh("statement_under_a_la")
+    real = sums.ABSORB.terms()
+    fake = dataclasses.replace(real, requires=(), conclusion=X >= 2)  # (1 >= 1 ∧ True) -> x >= 2
+    assert fake.key != real.key
+    use = fake.instance(SUM, (H, z3.IntVal(1)), z3.IntVal(1))
+    lem = Lemma("r26d fake statement", "wrong", "-", lambda: [_false_claim(use)], premises=(sums.ABSORB.name,))
+    result = decide([lem, sums.ABSORB.lemma()])[lem.name]
+    assert not result.accepted and "that is not the lemma of that name" in result.failed
 
 
-@pytest.mark.xfail(strict=True, reason="open: the kernel's API is trusted here (docs/decisions.md, "
-                   "'The kernel checks its uses', what remains)")
+def test_an_instance_is_only_for_sum_or_sumrec() -> None:
+    # a law proved for SUMrec says nothing about another function of the same sort
+    other = z3.Function("other!r26d", sums.VArr, z3.IntSort(), sums.Value)
+    with pytest.raises(ValueError, match="SUMrec and for SUM"):
+        sums.ABSORB.instance(other, (H, z3.IntVal(1)), X)
+
+
+def test_a_statement_substitutes_for_distinct_constants_only() -> None:
+    real = sums.ABSORB.terms()
+    with pytest.raises(ValueError, match="distinct constants"):
+        dataclasses.replace(real, params=(real.params[0], real.params[0]))
+    with pytest.raises(ValueError, match="distinct constants"):
+        dataclasses.replace(real, params=(real.params[0], real.params[1] + 1))
+    with pytest.raises(ValueError, match="do not mention"):
+        dataclasses.replace(real, lo=real.n)
+
+
+def test_the_law_is_proved_from_the_statement_the_key_names() -> None:
+    # A law whose functions answer differently from call to call: the key its result carries is
+    # that of the statement its obligations were built from, not of whatever another call made.
+    _fresh("law_proved_from_the_")
+    mode = ["fake"]
+
+    def conclusion(S, h, m0, n):
+        return sums.IS_UNDEF(S(h, n)) if mode[0] == "real" else z3.BoolVal(False)
+
+    law = dataclasses.replace(sums.ABSORB, conclusion=conclusion)
+    use = law.instance(SUM, (H, z3.IntVal(1)), X)  # (h(1) = • ∧ x >= 1) -> False
+    user = Lemma("r26d shifting law", "wrong", "-", lambda: [
+        Obligation("h(1) = •, x >= 1 |- x >= 2", (sums.IS_UNDEF(H[1]), X >= 1), X < 2, uses=(use,))],
+        premises=(law.name,))
+    mode[0] = "real"
+    results = decide([user, law.lemma()])
+    assert results[law.name].accepted and results[law.name].key == law.terms().key
+    assert not results[user.name].accepted and "not the lemma of that name" in results[user.name].failed
+    mode[0] = "fake"
+    assert not decide([law.lemma()])[law.name].accepted  # Σ = False is not proved
+
+
 def test_renamed_with_a_normal_that_is_no_renaming() -> None:
     _fresh("renamed_with_a_norma")
     real = sums.ABSORB.instance(SUM, (H, z3.IntVal(1)), X)  # a genuine instance
-    use = kernel.renamed(real, lambda f: X >= 2)  # "normal form" = the claim
-    lem = Lemma("r26d renamed", "wrong", "-", lambda: [_false_claim(use)], premises=(sums.ABSORB.name,))
+    with pytest.raises(ValueError, match="more than the names of bound variables"):
+        kernel.renamed(real, lambda f: X >= 2)  # "normal form" = the claim
+    lem = Lemma("r26d renamed", "wrong", "-", lambda: [_false_claim(kernel.renamed(real, lambda f: X >= 2))],
+                premises=(sums.ABSORB.name,))
     assert not _accepted(lem, sums.ABSORB.lemma())
+
+
+def test_renamed_accepts_a_renaming_of_bound_variables() -> None:
+    _fresh("renamed_accepts_a_re")
+    m, k = z3.Int("m!r26d"), z3.Int("k!r26d")
+    real = kernel.closed([m], sums.ABSORB.instance(SUM, (H, m), X))
+    out = kernel.renamed(real, lambda f: z3.ForAll([k], z3.substitute_vars(f.body(), k)))
+    assert not out.eq(real) and kernel.alpha_equal(out, real)
 
 
 @dataclasses.dataclass(frozen=True)
 class _FakeUse:
-    """A kernel.Use (a Protocol: any object) whose conclusion is no instance of its ``name``."""
+    """A cut-shaped object (with the right name and key) whose conclusion is no instance."""
 
     name: str = sums.ABSORB.name
-
-    def premise(self) -> z3.BoolRef:
-        return z3.BoolVal(True)
-
-    def conclusion(self) -> z3.BoolRef:
-        return X >= 2
+    key: str = dataclasses.field(default_factory=sums.ABSORB.key)
+    premise: z3.BoolRef = dataclasses.field(default_factory=lambda: z3.BoolVal(True))
+    conclusion: z3.BoolRef = dataclasses.field(default_factory=lambda: X >= 2)
 
 
-def test_cut_rule_trusts_the_conclusion_of_any_use_object() -> None:
-    _fresh("cut_rule_trusts_the_")
+@pytest.mark.parametrize("how", ["object", "copy"])
+def test_cut_rule_refuses_a_cut_the_kernel_did_not_make(how: str) -> None:
+    _fresh(f"cut_rule_refuses_{how}")
     def build():
-        steps, _ = kernel.calculation("fake use", (X >= 1,), X, [(X, [_FakeUse()])])
+        genuine = sums.ABSORB.cut((H, z3.IntVal(1)), X)
+        fake = _FakeUse() if how == "object" else dataclasses.replace(genuine, premise=z3.BoolVal(True),
+                                                                      conclusion=X >= 2)
+        steps, _ = kernel.calculation("fake use", (X >= 1,), X, [(X, [fake])])
         yield from steps  # premise: ¬True (unsat), step: x ≠ x (unsat)
-        yield _false_claim(X >= 2)  # the conclusion the cut rule registered under Sum-Absorb
+        yield _false_claim(*steps[-1].uses)  # the conclusion the cut rule would register
     lem = Lemma("r26d fake Use", "wrong", "-", build, premises=(sums.ABSORB.name,))
-    assert not _accepted(lem, sums.ABSORB.lemma())
+    result = decide([lem, sums.ABSORB.lemma()])[lem.name]
+    assert not result.accepted and "no cut of a sum law" in (result.counterexample or "")
 
 
-@pytest.mark.xfail(strict=True, reason="open: the kernel's API is trusted here (docs/decisions.md, "
-                   "'The kernel checks its uses', what remains)")
 def test_cut_rule_normal_that_hides_the_step() -> None:
     _fresh("cut_rule_normal_that")
     def hide(f: z3.BoolRef) -> z3.BoolRef:  # "normal form" of every disequation: False
@@ -107,8 +158,6 @@ def test_cut_rule_normal_that_hides_the_step() -> None:
     assert not _accepted(Lemma("r26d normal hides step", "wrong", "-", build))
 
 
-@pytest.mark.xfail(strict=True, reason="open: the kernel's API is trusted here (docs/decisions.md, "
-                   "'The kernel checks its uses', what remains)")
 def test_link_used_under_other_hypotheses() -> None:
     _fresh("link_used_under_othe")
     # The link y = 1 holds under its step's hypothesis y = 1 only; it is then used where y >= 0.
@@ -116,7 +165,8 @@ def test_link_used_under_other_hypotheses() -> None:
         steps, links = kernel.calculation("under y = 1", (Y == 1,), Y, [(z3.IntVal(1), [])])
         yield from steps
         yield Obligation("y >= 0 |- y = 1", (Y >= 0,), Y != 1, uses=tuple(links))
-    assert not _accepted(Lemma("r26d link elsewhere", "wrong", "-", build))
+    result = decide([Lemma("r26d link elsewhere", "wrong", "-", build)])["r26d link elsewhere"]
+    assert not result.accepted and result.status is kernel.Status.REFUTED
 
 
 def test_closed_over_a_variable_the_step_hypotheses_constrain() -> None:
