@@ -222,6 +222,19 @@ def _justify(f: z3.BoolRef, premise: str | None, needs: tuple[Obligation, ...] =
     return f
 
 
+def registries() -> tuple[dict[int, list[_Justified]], dict[int, Cut]]:
+    """A copy of what the kernel has vouched for (see :func:`restore`)."""
+    return {k: list(v) for k, v in _JUSTIFIED.items()}, dict(_CUTS)
+
+
+def restore(saved: tuple[dict[int, list[_Justified]], dict[int, Cut]]) -> None:
+    """Forget what was vouched for since :func:`registries` (after a mutant of the kernel ran)."""
+    _JUSTIFIED.clear()
+    _JUSTIFIED.update(saved[0])
+    _CUTS.clear()
+    _CUTS.update(saved[1])
+
+
 def _ways(f: z3.BoolRef) -> list[_Justified]:
     return [j for j in _JUSTIFIED.get(f.get_id(), []) if z3.eq(j.formula, f)]
 
@@ -636,6 +649,39 @@ class _Vacuity:
         return Status.PROVED, ""
 
 
+@dataclass
+class _Definitions:
+    """The recursive definitions a lemma's obligations rely on: ``SUMrec``'s alone.
+
+    A definition is an axiom of every query that mentions its symbol, and Z3 does not check
+    that it has a model: ``g(k) = g(k) + 1`` makes any obligation that mentions ``g`` unsat
+    (review r27 proved ``x >= 1 ⊢ x >= 2`` with a Sum-Defined instance at ``n = g(0)``).
+    ``SUMrec`` recurses on a decreasing bound, so it has one.  Subterms already seen in the
+    lemma are not walked again (its obligations share most of them)."""
+
+    seen: set[int] = field(default_factory=set)
+    alive: list[z3.ExprRef] = field(default_factory=list)  # so that the seen ids stay theirs
+
+    def foreign(self, ob: Obligation) -> str | None:
+        roots = [*ob.hypotheses, *ob.uses, ob.goal]
+        self.alive.extend(roots)
+        stack = list(roots)
+        while stack:
+            t = stack.pop()
+            if t.get_id() in self.seen:
+                continue
+            self.seen.add(t.get_id())
+            if z3.is_quantifier(t):
+                stack.append(t.body())
+            elif z3.is_app(t):
+                d = t.decl()
+                if d.kind() == z3.Z3_OP_RECURSIVE and not d.eq(SUMREC):
+                    return (f"relies on the recursive definition of {d.name()}, which the kernel does not "
+                            "know to have a model (SUMrec's alone is trusted)")
+                stack.extend(t.children())
+        return None
+
+
 def check_lemma(lemma: Lemma, stop_at_first: bool = False) -> LemmaResult:
     """Build and discharge a Z3 lemma (rules are concluded by :meth:`Book.conclude`)."""
     assert lemma.own, f"{lemma.name} has no obligations of its own"
@@ -657,11 +703,12 @@ def check_lemma(lemma: Lemma, stop_at_first: bool = False) -> LemmaResult:
         # reused, and a step never discharged would pass for a proved one (review r26d)
         proved: dict[int, Obligation] = {}
         used: set[tuple[tuple[str, str], ...]] = set()
+        definitions = _Definitions()
         for ob in obligations:
             count += 1
             ranks.add(ob.rank)
             cases.add(ob.case)
-            why = unjustified(ob, lemma.premises, proved, used)
+            why = unjustified(ob, lemma.premises, proved, used) or definitions.foreign(ob)
             if why is not None:
                 return LemmaResult(lemma.name, Status.INCOMPLETE, time.perf_counter() - t0, count, lemma.expect,
                                    ob.name, None, why, rlimit=spent)
@@ -800,15 +847,17 @@ class SumStatement:
 
     @property
     def key(self) -> str:
-        """The statement as a digest: the same in every process that builds it alike."""
+        """The statement as a digest (:func:`digest`): the same in every process that builds it
+        alike, and another for another statement."""
         got = self.__dict__.get("_key")
         if got is None:
-            parts = [" ".join(f"{c}:{c.sort().sexpr()}" for c in (*self.params, self.n)),
-                     self.lo.sexpr(), *(r.sexpr() for r in self.requires), self.premise.sexpr(),
-                     self.conclusion.sexpr()]
-            got = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+            got = self._digest()
             object.__setattr__(self, "_key", got)
         return got
+
+    def _digest(self) -> str:
+        return digest([*self.params, self.n, self.lo, *self.requires, self.premise, self.conclusion],
+                      [len(self.params), len(self.requires)])
 
     def obligations(self) -> list[Obligation]:
         """Base, monotone premise and step over the statement's own terms."""
@@ -843,6 +892,44 @@ class SumStatement:
         made = Cut(self.name, self.key, close(antecedent), close(conclusion))
         _CUTS[id(made)] = made
         return made
+
+
+def digest(terms: Sequence[z3.ExprRef], shape: Sequence[int] = ()) -> str:
+    """A digest of ``terms`` by their structure: each node by its kind, name, sorts and
+    parameters, bound variables by their de Bruijn index, numerals by their value.  Not by
+    printed text (review r27): a free constant ``m`` prints as the bound variable ``m`` does,
+    and a constant named ``true`` as ``true``.  ``shape`` (counts of the parts) is digested too,
+    so that parts cannot move from one field to another."""
+    memo: dict[int, bytes] = {}
+
+    def node(t: z3.ExprRef) -> bytes:
+        got = memo.get(t.get_id())
+        if got is not None:
+            return got
+        kids: list[z3.ExprRef] = []
+        if z3.is_var(t):
+            text = f"var {z3.get_var_index(t)} {t.sort().sexpr()}"
+        elif z3.is_quantifier(t):
+            kind = "lambda" if t.is_lambda() else "forall" if t.is_forall() else "exists"
+            text = f"{kind} {' '.join(t.var_sort(i).sexpr() for i in range(t.num_vars()))}"
+            kids = [t.body()]
+        else:
+            d = t.decl()
+            params = [p.sexpr() if isinstance(p, z3.AstRef) else repr(p) for p in d.params()]
+            value = t.sexpr() if t.num_args() == 0 and d.kind() != z3.Z3_OP_UNINTERPRETED else ""
+            text = (f"app {d.kind()} {d.name()!r} ({' '.join(d.domain(i).sexpr() for i in range(d.arity()))}) "
+                    f"{d.range().sexpr()} {params} {value}")
+            kids = t.children()
+        h = hashlib.sha256(text.encode())
+        for k in kids:
+            h.update(node(k))
+        memo[t.get_id()] = out = h.digest()
+        return out
+
+    whole = hashlib.sha256(repr(list(shape)).encode())
+    for t in terms:
+        whole.update(node(t))
+    return whole.hexdigest()[:32]
 
 
 def _sum_as(S: z3.FuncDeclRef, f: z3.ExprRef) -> z3.ExprRef:

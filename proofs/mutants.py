@@ -623,6 +623,17 @@ CATALOGUE: tuple[Mutant, ...] = (
            _edit(kernel.SumStatement._at, "at(self.premise)),",
                  "_sum_as(S, z3.substitute(self.premise, *sub[:-1], (self.n, n - 1)))),"),
            ("wrong: premises: an instance of a sum law whose premise fails",)),
+    Mutant("foreign-definitions-trusted", "why = unjustified(...)  # any recursive definition", "kernel.check_lemma",
+           _edit(kernel.check_lemma, " or definitions.foreign(ob)", ""),
+           ("wrong: Z3: a recursive definition without a model",),
+           "obligations may rely on recursive definitions that have no model"),
+    Mutant("keys-by-printing", "digest of sexpr() text", "kernel.SumStatement._digest",
+           _edit(kernel.SumStatement._digest, "return digest([*self.params, self.n, self.lo, *self.requires, "
+                 "self.premise, self.conclusion],",
+                 "return digest([z3.StringVal(t.sexpr()) for t in (*self.params, self.n, self.lo, *self.requires, "
+                 "self.premise, self.conclusion)],"),
+           ("wrong: premises: an instance of a statement printed like the proved one",),
+           "a statement is keyed by its printed text"),
     Mutant("renaming-unchecked", "if False:  # normal trusted to rename only", "kernel.renaming",
            _edit(kernel.renaming, RENAMING_CHECK, "if False:"),
            ("wrong: calculation: a normal form that is no renaming", "wrong: Z3: a use renamed into the claim"),
@@ -892,8 +903,12 @@ VARIANTS: dict[str, Mutant] = {
 
 @contextmanager
 def applied(mutant: Mutant | None) -> Iterator[None]:
-    """Swap the mutant's entries in; always put the originals back."""
+    """Swap the mutant's entries in; always put the originals back, and the kernel's registries
+    of justified uses as they were: a mutated kernel registers what the real one refuses (a
+    formula "renamed" into a claim), and a later check in the same process must not find it
+    (review r27: a wrong proof accepted after another's mutant had run)."""
     saved: list[tuple[Any, Any, Any]] = []
+    registries = kernel.registries()
     try:
         for patch in mutant.patches if mutant else ():
             if isinstance(patch, Edit):
@@ -915,3 +930,4 @@ def applied(mutant: Mutant | None) -> Iterator[None]:
                 obj[key] = old
             else:
                 setattr(obj, key, old)
+        kernel.restore(registries)

@@ -579,6 +579,51 @@ def _cut_where_premise_fails() -> list[Lemma]:
                   Rule.CALCULATION, premises=(sums.ABSORB.name,)), sums.ABSORB.lemma()]
 
 
+_G: list[z3.FuncDeclRef] = []
+
+
+def _no_model() -> z3.FuncDeclRef:
+    """``g(k) = g(k) + 1``, defined once (Z3 refuses a second definition of a name)."""
+    if not _G:
+        g, k = z3.RecFunction("g!wrong", z3.IntSort(), z3.IntSort()), z3.Int("k!wrong")
+        z3.RecAddDefinition(g, [k], g(k) + 1)
+        _G.append(g)
+    return _G[0]
+
+
+def _definition_without_a_model() -> list[Lemma]:
+    """``x >= 1 ⊢ x >= 2`` from a genuine Sum-Defined instance at ``n = g(0)``, where
+    ``g(k) = g(k) + 1`` is a recursive definition that no function satisfies (review r27)."""
+    g = _no_model()
+    h = z3.Const("h!wrong", sums.VArr)
+
+    def build() -> list[Obligation]:
+        return [Obligation("x >= 1 ⊢ x >= 2, Sum-Defined at n = g(0)", (_n >= 1,), _n < 2,
+                           uses=(sums.DEFINED.instance(SUM, (h,), g(0)),))]
+
+    return [Lemma("x >= 1 ⊢ x >= 2 by g(k) = g(k) + 1", "wrong proof", "-", build,
+                  premises=(sums.DEFINED.name,)), sums.DEFINED.lemma()]
+
+
+def _statement_printed_alike() -> list[Lemma]:
+    """Two statements that print alike: ``∀m. m = m`` (proved) and ``∀m. m = m₀`` with a free
+    constant ``m₀`` named ``m`` (false); an instance of the second is no instance of the first
+    (review r27: keys were digests of the printed text)."""
+    h, n, m = z3.Const("h!wrong", sums.VArr), z3.Int("n!wrong"), z3.Int("m")
+    free = z3.Int("k!wrong")
+    true = kernel.SumStatement("Printed alike", (h,), n, z3.IntVal(0), (), z3.BoolVal(True), z3.ForAll([m], m == m))
+    false = kernel.SumStatement("Printed alike", (h,), n, z3.IntVal(0), (), z3.BoolVal(True),
+                                z3.substitute(z3.ForAll([m], m == free), (free, m)))
+
+    def build() -> list[Obligation]:
+        return [Obligation("x >= 1 ⊢ x >= 2, an instance of ∀m. m = m₀", (_n >= 1,), _n < 2,
+                           uses=(false.instance(kernel.SUMREC, (h,), z3.IntVal(0)),))]
+
+    return [Lemma("x >= 1 ⊢ x >= 2 by a statement printed alike", "wrong proof", "-", build,
+                  premises=("Printed alike",)),
+            Lemma("Printed alike", "wrong proof", "∀m. m = m", None, Rule.SUM_INDUCTION, law=lambda: true)]
+
+
 CORPUS: tuple[WrongProof, ...] = (
     # Rule Z3
     WrongProof("Z3: a false claim", "Z3", "its obligation is sat", lambda: [z3_lemma("false", false_claim)]),
@@ -622,6 +667,10 @@ CORPUS: tuple[WrongProof, ...] = (
     WrongProof("Z3: the claim as a use", "Z3", "the claim is no instance of Sum-Absorb",
                lambda: [z3_lemma("claim as a use", _claim_as_a_use, premises=(sums.ABSORB.name,)),
                         sums.ABSORB.lemma()]),
+    WrongProof("Z3: a recursive definition without a model", "Z3", "g(k) = g(k) + 1 makes every use of g unsat",
+               _definition_without_a_model),
+    WrongProof("premises: an instance of a statement printed like the proved one", "premises",
+               "a free constant named like a bound variable", _statement_printed_alike),
     WrongProof("Z3: a use renamed into the claim", "Z3", "a normal form that is no renaming",
                lambda: [z3_lemma("use renamed into the claim", _renamed_into_the_claim,
                                  premises=(sums.ABSORB.name,)), sums.ABSORB.lemma()]),
