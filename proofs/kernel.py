@@ -844,6 +844,8 @@ class SumStatement:
             raise ValueError(f"{self.name}: the parameters and the bound must be distinct constants")
         if not z3.is_int(self.n) or any(z3.eq(t, self.n) for t in subterms([self.lo, *self.requires])):
             raise ValueError(f"{self.name}: the bound is an integer that the range and requirements do not mention")
+        if not z3.is_int(self.lo) or not all(z3.is_bool(f) for f in (*self.requires, self.premise, self.conclusion)):
+            raise ValueError(f"{self.name}: the range is an integer; requirements, premise and conclusion formulas")
 
     @property
     def key(self) -> str:

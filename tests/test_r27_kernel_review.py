@@ -63,6 +63,28 @@ def test_every_part_of_a_statement_is_in_its_key() -> None:
     assert moved.key != real.key
 
 
+@pytest.mark.parametrize("left, right", [
+    (z3.IntVal(1), z3.IntVal(2)),                                        # numerals by value
+    (z3.RealVal("1/2"), z3.RealVal("1/3")),
+    (z3.StringVal("ab"), z3.StringVal("cd")),                            # a value Z3 keeps internal
+    (z3.Function("+", z3.IntSort(), z3.IntSort(), z3.IntSort())(A, B), A + B),  # by kind, not name
+    (z3.Bool("true"), z3.BoolVal(True)),
+    (z3.ForAll([M], M == M), z3.substitute(z3.ForAll([M], M == P), (P, M))),     # bound, not free m
+    (z3.Int("x!r27"), z3.Real("x!r27")),                                 # by sort
+])
+def test_digest_tells_apart_terms_that_print_alike(left: z3.ExprRef, right: z3.ExprRef) -> None:
+    assert kernel.digest([left]) != kernel.digest([right])
+    assert kernel.digest([left]) == kernel.digest([left])
+
+
+def test_a_statement_refuses_parts_of_the_wrong_sort() -> None:
+    real = sums.ABSORB.terms()
+    with pytest.raises(ValueError, match="the range is an integer"):
+        dataclasses.replace(real, lo=z3.BoolVal(True))
+    with pytest.raises(ValueError, match="the range is an integer"):
+        dataclasses.replace(real, premise=z3.IntVal(1))
+
+
 def test_an_instance_is_recorded_with_the_ways_that_justify_it_only() -> None:
     # The same formula is an instance of a statement P and, unproved, a cut conclusion of
     # Sum-Congruence: the lemma's instances must name P alone (its key is what is checked).
