@@ -12,7 +12,9 @@ A :class:`Lemma` is a named statement with its paper counterpart.  It is
    lemmas), and the *goal* (the negated claim).  It is proved when
    ``hypotheses ∧ uses ∧ goal`` is ``unsat`` **and** the hypotheses alone are
    ``sat`` (otherwise it is *vacuous*: a contradiction proves anything).  An
-   ``unknown`` is never proved.  A lemma with no obligation is *incomplete*,
+   ``unknown`` is never proved.  The only recursive definition an obligation may
+   rely on is ``SUMrec``'s (Z3 takes a definition as an axiom without asking
+   whether any function satisfies it).  A lemma with no obligation is *incomplete*,
    and so is a rank-indexed lemma whose obligations miss a rank ``min_rank..R``
    or a step lemma whose obligations miss a case it claims.  An expected
    refutation (``Expect.REFUTED``: a verbatim claim of the report that is false
