@@ -30,7 +30,15 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # the user's own setting wins (docs/decisions.md).
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 
-from .errors import TeilError, TeilInputError, TeilResourceError, TeilSyntaxError, TeilTypeError, TeilUnknown
+from .errors import (
+    TeilError,
+    TeilInputError,
+    TeilResourceError,
+    TeilSyntaxError,
+    TeilTypeError,
+    TeilUnknown,
+    checked_call,
+)
 
 
 def _reprs_on_first_use() -> None:
@@ -159,6 +167,7 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 
+@checked_call
 def parse(text: str, file: str = "<string>") -> Program:
     """Parse a ``.teil`` program (SPEC.md section 2)."""
     from .lang.parser import parse as _parse
@@ -166,6 +175,7 @@ def parse(text: str, file: str = "<string>") -> Program:
     return _parse(text, file)
 
 
+@checked_call
 def load(path: str) -> Program:
     """Read and parse a ``.teil`` file."""
     from .lang.parser import load as _load
@@ -173,6 +183,7 @@ def load(path: str) -> Program:
     return _load(path)
 
 
+@checked_call
 def format(program: Program) -> str:
     """The canonical text of a program (``core-teil fmt``)."""
     from .lang.printer import format_program
@@ -180,6 +191,7 @@ def format(program: Program) -> str:
     return format_program(program)
 
 
+@checked_call
 def check(program: Program, params: dict[str, int] | None = None) -> CheckedProgram:
     """Type-check (raises :class:`TeilTypeError`); the result maps each allocation to its shape,
     ``ct.check(p)["C"]``, and equals that dict; it also holds the derivations (shown in Jupyter).
@@ -192,6 +204,7 @@ def check(program: Program, params: dict[str, int] | None = None) -> CheckedProg
     return CheckedProgram(check_program(program, check_params(params, program)))
 
 
+@checked_call
 def derive(program: Program | CheckedProgram, params: dict[str, int] | None = None) -> Derivations:
     """Every statement's typing derivation (``core-teil derive``), as a record that prints as the tree.
 
@@ -208,6 +221,7 @@ def derive(program: Program | CheckedProgram, params: dict[str, int] | None = No
     return derive_program(program, params)
 
 
+@checked_call
 def trace(program: Program | CheckedProgram, at: str, params: dict[str, int] | None = None,
           inputs: dict[str, Any] | None = None, pad: int | None = None) -> Trace:
     """The unfolding of ``[[e]]`` at one index, e.g. ``ct.trace(p, "C[1,2]", {"l": 2, "m": 3, "n": 4})``
@@ -228,6 +242,7 @@ def trace(program: Program | CheckedProgram, at: str, params: dict[str, int] | N
     return check(program, given).trace(at, inputs, pad)
 
 
+@checked_call
 def from_einsum(subscripts: str, *shapes: Any, names: Any = None) -> Program:
     """The TeIL program of an einsum, shapes possibly symbolic (issue 12; :mod:`core_teil.frontends.einsum`)."""
     from .frontends.einsum import from_einsum as _from_einsum
@@ -235,6 +250,7 @@ def from_einsum(subscripts: str, *shapes: Any, names: Any = None) -> Program:
     return _from_einsum(subscripts, *shapes, names=names)
 
 
+@checked_call
 def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | None = None, out: Any = None,
            optimize: Any = False) -> Any:
     """``numpy.einsum`` on a kernel certified by ``ct.prove`` (issue 12; :mod:`core_teil.frontends.einsum`)."""
@@ -243,6 +259,7 @@ def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | Non
     return _einsum(subscripts, *arrays, engine=engine, pad=pad, out=out, optimize=optimize)
 
 
+@checked_call
 def from_onnx(model_or_path: Any) -> Program:
     """The TeIL program of an ONNX graph (issue 12; :mod:`core_teil.frontends.onnx`; needs ``core-teil[onnx]``)."""
     from .frontends.onnx import from_onnx as _from_onnx
@@ -250,6 +267,7 @@ def from_onnx(model_or_path: Any) -> Program:
     return _from_onnx(model_or_path)
 
 
+@checked_call
 def onnx_inputs(model_or_path: Any) -> dict[str, Any]:
     """The values an ONNX model brings (initializers, constants) by allocation name
     (:mod:`core_teil.frontends.onnx`)."""
@@ -258,13 +276,16 @@ def onnx_inputs(model_or_path: Any) -> dict[str, Any]:
     return _onnx_inputs(model_or_path)
 
 
-def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | None = None, **options: Any) -> Any:
+@checked_call
+def emit_c(program: Program, params: dict[str, int] | None = None, pad: int | None = None, *,
+           name: str | None = None, header: str | None = None, fuse: bool = True, certificate: Any = None) -> Any:
     """A standalone C99 kernel and header, licensed by ``ct.prove`` (issue 15; :mod:`core_teil.native.emit_c`)."""
     from .native.emit_c import emit_c as _emit_c
 
-    return _emit_c(program, params, pad, **options)
+    return _emit_c(program, params, pad, name=name, header=header, fuse=fuse, certificate=certificate)
 
 
+@checked_call
 def batch_dimension(program: Program, params: dict[str, int] | None = None, batch: str | None = None) -> Any:
     """The batch dimension a kernel may be split along, proved element-wise (issue 17;
     :mod:`core_teil.native.blockwise`); ``kernel.blockwise(chunks, **inputs)`` runs on it."""
@@ -273,7 +294,10 @@ def batch_dimension(program: Program, params: dict[str, int] | None = None, batc
     return _batch_dimension(program, params, batch)
 
 
-def prove_library(paths: Any, **options: Any) -> Any:
+@checked_call
+def prove_library(paths: Any, *, jobs: int | None = None, params: dict[str, int] | None = None,
+                  pad: int | None = None, timeout: float | None = None, solver: str = "z3", cache: Any = None,
+                  audit: bool = False, scheduler: str | None = None, progress: Any = None) -> Any:
     """``core-teil prove PATH...`` as a function: a :class:`core_teil.library.Summary` (issue 17)."""
     from collections.abc import Iterable
 
@@ -288,9 +312,11 @@ def prove_library(paths: Any, **options: Any) -> Any:
     bad = [p for p in paths if not isinstance(p, str | os.PathLike)]
     if bad:
         raise TeilInputError(f"ct.prove_library: expected paths, not {type(bad[0]).__name__} ({bad[0]!r})")
-    return run([os.fspath(p) for p in paths], **options)
+    return run([os.fspath(p) for p in paths], jobs=jobs, params=params, pad=pad, timeout=timeout, solver=solver,
+               cache=cache, audit=audit, scheduler=scheduler, progress=progress)
 
 
+@checked_call
 def compile(program: Program, params: dict[str, int] | None = None, pad: int | None = None) -> Any:
     """The native engine: a kernel callable as ``kernel(**inputs)``."""
     from .native.engine import compile as _compile

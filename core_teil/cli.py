@@ -64,8 +64,12 @@ def read_program(path: str) -> tuple[Program, str]:
 _DIGITS = re.compile(r"[0-9]+")
 
 
-def parse_params(items: Sequence[str] | None) -> dict[str, int] | None:
-    """``--param n=7`` (repeatable; ``n=7,m=3`` also accepted), checked by :func:`inputs.check_params`."""
+def parse_params(items: Sequence[str] | None, *files: tuple[str, Program]) -> dict[str, int] | None:
+    """``--param n=7`` (repeatable; ``n=7,m=3`` also accepted), checked by :func:`inputs.check_params`.
+
+    ``files`` are the (FILE, program) pairs the values are for: each name must be a parameter
+    one of them declares, said in the flag's words and naming the file(s), as every command
+    that takes ``--param`` says it (the API's own check speaks of ``params['l']``)."""
     if not items:
         return None
     from .semantics.inputs import check_params  # numpy: not for a run without --param
@@ -83,7 +87,16 @@ def parse_params(items: Sequence[str] | None) -> dict[str, int] | None:
             if out.get(name, number) != number:
                 raise TeilInputError(f"--param {name} is given twice, as {out[name]} and {number}")
             out[name] = number
-    return check_params(out, cli=True)
+    params = check_params(out, cli=True)
+    if files:
+        declared = [n for _, program in files for n in program.params]
+        for name, number in params.items():
+            if name not in declared:
+                which = ("the program declares no parameter", "it declares") if len(files) == 1 \
+                    else ("neither program declares a parameter", "they declare")
+                raise TeilInputError(f"{' and '.join(f for f, _ in files)}: --param {name}={number}: {which[0]} "
+                                     f"{name!r} ({which[1]}: {', '.join(dict.fromkeys(declared)) or 'none'})")
+    return params
 
 
 def pad_arg(text: str) -> int:
@@ -280,7 +293,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .lang.typing import check_program
 
     program, _ = read_program(args.file)
-    typed = check_program(program, parse_params(args.param))
+    typed = check_program(program, parse_params(args.param, (args.file, program)))
     for name, shape in typed.shapes().items():
         print(f"{name} : {format_shape(shape)}")
     n_side = len(typed.side_conditions())
@@ -302,7 +315,8 @@ def typed_with_inputs(args: argparse.Namespace,
 
     program, _ = read_program(args.file)
     members = {**_MODEL_INPUTS.get(args.file, {}), **parse_inputs(args.input, program)}
-    params = (run_params if complete else infer_params)(program, members, parse_params(args.param))
+    given = parse_params(args.param, (args.file, program))
+    params = (run_params if complete else infer_params)(program, members, given)
     typed = check_program(program, params)
     return typed, load_members(typed, members), params
 
@@ -351,7 +365,7 @@ def cmd_lower(args: argparse.Namespace) -> int:
     from .lang.typing import check_program
 
     program, _ = read_program(args.file)
-    check_program(program, parse_params(args.param))  # lowering is defined on well-typed programs
+    check_program(program, parse_params(args.param, (args.file, program)))  # lowering is defined on well-typed programs
     sys.stdout.write(format_program(lower(program)))
     return EXIT_OK
 
@@ -380,7 +394,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
         # --cache '' is the default directory, as for a library run (not the current directory)
         cache = ProofCache(args.cache or str(default_directory()), audit=args.cache_audit)
-        params = parse_params(args.param)
+        params = parse_params(args.param, (args.file, program))
         # the key a library run gives this file too (the text: a model's is its printed program)
         key = cache.source_key(source, params or {}, args.pad, solver_fields(args.solver, args.timeout))
         report = prove_cached(program, params, args.pad, cache=cache, timeout=args.timeout,
@@ -395,7 +409,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     else:
         from .proving.prove import prove
 
-        report = prove(program, parse_params(args.param), args.pad, timeout=args.timeout,
+        report = prove(program, parse_params(args.param, (args.file, program)), args.pad, timeout=args.timeout,
                        solver=args.solver, smt2_dir=args.smt2_dir, source=source)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
@@ -436,7 +450,7 @@ def cmd_derive(args: argparse.Namespace) -> int:
     from .teach.teaching import derive
 
     program, _ = read_program(args.file)
-    derivations = derive_program(program, parse_params(args.param))
+    derivations = derive_program(program, parse_params(args.param, (args.file, program)))
     if derivations.typed is not None:  # no tree at all when OK-Prog fails before the statements
         print(derive(derivations, latex=args.latex))
     if derivations.error is not None:
@@ -460,7 +474,7 @@ def cmd_equiv(args: argparse.Namespace) -> int:
 
     p, _ = read_program(args.a)
     q, _ = read_program(args.b)
-    report = equiv(p, q, parse_params(args.param), args.pad)
+    report = equiv(p, q, parse_params(args.param, (args.a, p), (args.b, q)), args.pad)
     print(json.dumps(report.to_json(), indent=2) if args.json else report.render())
     return report.exit_code
 
@@ -477,7 +491,7 @@ def cmd_emit_c(args: argparse.Namespace) -> int:
         raise TeilInputError(f"-o {out}: expected a C file name such as kernel.c (letters, digits, '_', '.', "
                              f"'+', '-'); its header is written beside it")
     program, _ = read_program(args.file)
-    src = emit_c(program, parse_params(args.param), args.pad, name=args.name, header=base)
+    src = emit_c(program, parse_params(args.param, (args.file, program)), args.pad, name=args.name, header=base)
     for path, text in ((out, src.c), (header, src.h)):
         try:
             with open(path, "w", encoding="utf-8") as fh:
@@ -693,6 +707,14 @@ def default_engine() -> str:
     return "native"
 
 
+def named_files(args: argparse.Namespace) -> str:
+    """The files the command line names (FILE, A and B, the PATHs of ``prove``, MODEL), for a
+    message that has no span of its own; "" when it names none (``from-einsum``)."""
+    names = [getattr(args, key, None) for key in ("file", "a", "b", "model")]
+    names += list(getattr(args, "paths", None) or ())
+    return ", ".join(dict.fromkeys(n for n in names if isinstance(n, str) and n))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -709,7 +731,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("core-teil: the program is nested too deeply for this implementation", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
-        print(f"core-teil: {getattr(args, 'file', '')}: out of memory; try smaller shapes", file=sys.stderr)
+        named = named_files(args)
+        print(f"core-teil: {named + ': ' if named else ''}out of memory; try smaller shapes", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -8,7 +8,11 @@ or obligation involved so that a message can always say *why*.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 
 @dataclass(frozen=True)
@@ -141,3 +145,38 @@ class TeilUnknown(TeilError):
 
     exit_code = 3
     kind = "unknown"
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def checked_call(fn: F) -> F:
+    """``fn`` as a public entry point (SPEC.md section 6: every error derives from TeilError):
+    a call whose arguments do not bind to ``fn``'s signature (an unknown keyword, too many
+    positional arguments, a missing one) is a :class:`TeilInputError` naming the function, the
+    bad argument and how it is called, not Python's TypeError.
+
+    Python binds the arguments before ``fn``'s body runs, so the signature is consulted only
+    when ``fn`` raises a TypeError, and only a binding that fails is rewritten; a TypeError
+    from inside ``fn`` passes on unchanged."""
+    name = f"ct.{fn.__name__}"
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TypeError:
+            sig = inspect.signature(fn)
+            try:
+                sig.bind(*args, **kwargs)
+            except TypeError as bad:
+                raise TeilInputError(f"{name}: {bad}; it is called as {name}{_bare(sig)}") from None
+            raise
+
+    return call  # type: ignore[return-value]
+
+
+def _bare(sig: inspect.Signature) -> str:
+    """A signature without its annotations: ``(program, inputs=None, params=None, pad=None)``."""
+    params = [p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()]
+    return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))

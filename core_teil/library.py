@@ -49,6 +49,10 @@ GLOB_CHARS = frozenset("*?[")
 IN_PROCESS = 3
 #: At most this many kernels in one Dask task.
 DASK_GROUP = 16
+#: Seconds ``--scheduler ADDRESS`` may take to connect and answer as a Dask scheduler.
+SCHEDULER_TIMEOUT = 20.0
+#: Seconds a scheduler without workers is given for its first worker to arrive.
+WORKERS_TIMEOUT = 20.0
 
 
 class KernelStatus(StrEnum):
@@ -597,13 +601,20 @@ def _run_dask(address: str, todo: list[tuple[int, Task]], finish: Callable[[int,
         raise TeilInputError(f"--scheduler {address}: needs the 'distributed' package "
                              f"(pip install 'core-teil[scale]')") from None
     _reachable(address)
+    _a_scheduler(address)
     try:
-        client = Client(address, timeout="20s")
+        client = Client(address, timeout=SCHEDULER_TIMEOUT)
     except (OSError, TimeoutError, ValueError) as exc:
         raise TeilInputError(f"--scheduler {address}: cannot connect to a Dask scheduler there ({exc})") from None
     with client:
         if not todo:
             return
+        try:
+            # tasks sent to a scheduler without workers wait for one for ever
+            client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
+        except TimeoutError:
+            raise TeilInputError(f"--scheduler {address}: the scheduler at {address} has no workers (waited "
+                                 f"{WORKERS_TIMEOUT:g} s); start one with `dask worker {address}`") from None
         # A task costs the scheduler milliseconds (measured: 1,000 empty tasks took 5.6 s on two
         # loaded cores, bench/scale_engines.py), as much as a small kernel's proof: kernels go in
         # groups, about eight per worker thread, still small enough to balance the load.
@@ -648,6 +659,50 @@ def _reachable(address: str) -> None:
     except OSError as exc:
         raise TeilInputError(f"--scheduler {address}: cannot connect to a Dask scheduler there "
                              f"({exc.strerror or exc})") from None
+
+
+def _a_scheduler(address: str) -> None:
+    """``address`` answers as a Dask scheduler within :data:`SCHEDULER_TIMEOUT` seconds: asked
+    its ``identity`` over Dask's own comm, on a Dask event loop (``distributed.utils.sync``) whose
+    ``callback_timeout`` bounds the whole exchange.  ``distributed.Client``'s ``timeout`` does not:
+    it bounds the TCP connection, and a peer that accepts and stays silent held the handshake
+    for ever; a peer speaking another protocol (HTTP) had its bytes read as a frame length,
+    a MemoryError."""
+    from distributed.comm import connect
+    from distributed.comm.core import CommClosedError
+    from distributed.security import Security
+    from distributed.utils import LoopRunner, sync
+
+    async def identity() -> Any:
+        comm = await connect(address, timeout=SCHEDULER_TIMEOUT, **Security().get_connection_args("client"))
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    runner = LoopRunner()
+    runner.start()
+    try:
+        answer = sync(runner.loop, identity, callback_timeout=SCHEDULER_TIMEOUT)
+    except TimeoutError:
+        raise TeilInputError(f"--scheduler {address}: {address} did not answer as a Dask scheduler within "
+                             f"{SCHEDULER_TIMEOUT:g} s (give the address the scheduler prints as "
+                             f"'Scheduler at', e.g. tcp://HOST:8786)") from None
+    except CommClosedError:
+        answer = "it closed the connection"
+    except OSError as exc:
+        raise TeilInputError(f"--scheduler {address}: cannot connect to a Dask scheduler there ({exc})") from None
+    except Exception:  # its bytes read as Dask's frames raise anything, a MemoryError included
+        answer = "it answered, but not in Dask's protocol"
+    finally:
+        runner.stop()
+    kind = answer.get("type") if isinstance(answer, dict) else None
+    if kind != "Scheduler":
+        why = answer if isinstance(answer, str) else f"it is a Dask {kind}" if isinstance(kind, str) else \
+            "it answered, but not as a Dask scheduler"
+        raise TeilInputError(f"--scheduler {address}: {address} is not a Dask scheduler ({why}); give the "
+                             f"address the scheduler prints as 'Scheduler at', e.g. tcp://HOST:8786")
 
 
 def write_junit(path: str, summary: Summary) -> None:

@@ -482,7 +482,7 @@ def test_out_receives_the_result_and_is_returned(engine: str, monkeypatch: pytes
 
     def call(self: native.Kernel, out: object = None, **inputs: object) -> object:
         outs.append(out)
-        return run(self, out, **inputs)
+        return run(self, out=out, **inputs)
 
     monkeypatch.setattr(native.Kernel, "__call__", call)
     a, b = RNG.standard_normal((2, 3)), RNG.standard_normal((3, 4))

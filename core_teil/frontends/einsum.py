@@ -572,6 +572,10 @@ def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | Non
             return kernel(out={result.name: out}, **inputs)[result.name]  # written in place
     if kernel is not None:
         value = kernel(**inputs)[result.name]
+        if pad is not None and not value.flags.owndata:
+            # a padded kernel's result is a view of its padded buffer at the declared shape
+            # (strided, and holding the whole padded store): a fresh C-contiguous copy instead
+            value = np.array(value, order="C")
     else:
         from ..semantics.eval import evaluate
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from ..errors import Span
+from ..errors import Span, checked_call
 from .syntax import (
     Contr,
     ContrAt,
@@ -140,6 +140,7 @@ def lower_expr(e: Expr) -> Expr:
     return LOWERINGS[type(e)](e)
 
 
+@checked_call
 def lower(program: Program) -> Program:
     """``core-teil lower``: the same program in ``lang core``."""
     stmts = tuple(Stmt(s.target, lower_expr(s.expr), span=s.span) for s in expect_program(program).stmts)

@@ -222,7 +222,7 @@ class BlockFunction:
 
 
 def blockwise(program: Program, params: Mapping[str, int] | None, pad: int | None, chunks: int,
-              batch: str | None = None, analysis: BatchAnalysis | None = None,
+              batch: str | None = None, analysis: BatchAnalysis | None = None, /,
               **inputs: Any) -> dict[str, Any]:
     """The outputs of ``program`` on ``inputs`` as dask arrays, computed ``chunks`` elements at a time
     along the proved batch dimension; inputs may be numpy or dask arrays (broadcast ones are

@@ -42,7 +42,15 @@ from ..lang.shapes import round_up
 from ..lang.syntax import Program, expect_program, walk
 from ..lang.typing import TypedProgram, check_program
 from ..semantics.eval import ArrayInterpretation, evaluate, padding_agrees
-from ..semantics.inputs import check_dtype, check_memory, check_pad, check_params, run_params, validate_inputs
+from ..semantics.inputs import (
+    check_dtype,
+    check_memory,
+    check_pad,
+    check_params,
+    required_inputs,
+    run_params,
+    validate_inputs,
+)
 from . import _native, buffers
 from .planner import (
     OVERFLOW_BOUND,
@@ -440,7 +448,7 @@ class Kernel:
         self._compiled[key] = c
         return c, None if isinstance(ready, str) else ready
 
-    def blockwise(self, chunks: int, batch: str | None = None, **inputs: Any) -> dict[str, Any]:
+    def blockwise(self, chunks: int, batch: str | None = None, /, **inputs: Any) -> dict[str, Any]:
         """Issue 17: the outputs as dask arrays, ``chunks`` elements of the proved batch dimension
         at a time (:mod:`core_teil.native.blockwise`, which refuses a program without one)."""
         from .blockwise import batch_dimension, blockwise
@@ -455,13 +463,20 @@ class Kernel:
     def plans(self) -> list[Plan]:
         return [c.plan for c in self._compiled.values()]
 
-    def __call__(self, out: Any = None, **inputs: Any) -> dict[str, np.ndarray]:
-        """Run on ``inputs`` (float64 arrays, never converted: inputs.check_dtype).
+    def __call__(self, /, *args: Any, **inputs: Any) -> dict[str, np.ndarray]:
+        """Run on ``inputs`` (float64 arrays, never converted: inputs.check_dtype), given by name:
+        ``self`` is positional-only, so an input may have any name, ``self`` included.
 
         ``out`` (SPEC.md section 6), a dict of output names to float64 arrays of the declared
         shapes, receives the results, and the returned dict holds those arrays.  A program
         whose allocation is named ``out`` gets that input by the keyword ``out`` as long as
         it is not a dict."""
+        if args:
+            needed = required_inputs(self.program)
+            names = ", ".join(f"{a.name}=..." for a in self.program.allocs if a.name in needed)
+            raise TeilInputError(f"kernel(...): inputs are given by name, as kernel({names}), not as "
+                                 f"{len(args)} positional argument{'' if len(args) == 1 else 's'}")
+        out = inputs.pop("out", None)
         if out is not None and not isinstance(out, Mapping):
             if self.program.alloc("out") is None:
                 raise TeilInputError(f"out= must be a dict of output names to float64 arrays, not "

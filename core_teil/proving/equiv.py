@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import z3
 
-from ..errors import NO_SPAN, TeilInputError, TeilTypeError
+from ..errors import NO_SPAN, TeilInputError, TeilTypeError, checked_call
 from ..lang.printer import format_cond, format_shape
 from ..lang.shapes import ShapeSolver
 from ..lang.syntax import Assume, Decl, Dim, Param, Program, Var, walk
@@ -648,6 +648,7 @@ def replayed(found: Found, p: Program, q: Program) -> tuple[Counterexample | Non
 NOT_REPLAYED = "a candidate difference did not replay in the reference engine (dropped)"
 
 
+@checked_call
 def equiv(p: Program, q: Program, params: dict[str, int] | None = None, pad: int | None = None, *,
           rlimit: int = RLIMIT, smoke: bool = True, search_after: bool = True) -> EquivReport:
     """Prove ``p`` and ``q`` compute equal outputs for every shape and input, or refute it (SPEC.md 6).

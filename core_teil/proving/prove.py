@@ -28,7 +28,7 @@ from typing import Any
 
 import z3
 
-from ..errors import TeilInputError
+from ..errors import TeilInputError, checked_call
 from ..lang.syntax import Program, expect_program
 from ..semantics.inputs import check_pad, check_params
 from .counterexample import explain, shrink
@@ -92,6 +92,7 @@ def _is_proof_cache(cache: Any) -> bool:
     return isinstance(cache, ProofCache)
 
 
+@checked_call
 def prove(program: Program, params: dict[str, int] | None = None, pad: int | None = None, *,
           timeout: float | None = None, solver: str = "z3", smt2_dir: str | Path | None = None,
           source: str | None = None, cache: Any = None) -> Report:

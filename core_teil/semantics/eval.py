@@ -27,7 +27,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from ..errors import NO_SPAN, TeilError, TeilInputError
+from ..errors import NO_SPAN, TeilError, TeilInputError, checked_call
 from ..lang.shapes import round_up
 from ..lang.syntax import (
     Contr,
@@ -456,6 +456,7 @@ def initial_store(typed: TypedProgram, interp: ArrayInterpretation, inputs: Mapp
     return store
 
 
+@checked_call
 def evaluate(program: Program | TypedProgram, inputs: Mapping[str, Any] | None = None,
              params: dict[str, int] | None = None, pad: int | None = None) -> dict[str, np.ndarray]:
     """The reference engine (SPEC.md section 6): run the program, return its outputs.

@@ -1,0 +1,265 @@
+"""An outside robustness review of the CLI and the Python API (SPEC.md section 6): a ``--scheduler``
+that never answers, or answers in another protocol; inputs named ``self`` and ``out``; calls that
+do not fit a function's signature; ``ct.einsum(..., pad=M)``'s layout; ``--param`` messages."""
+
+from __future__ import annotations
+
+import inspect
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import core_teil as ct
+from core_teil import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+AXPY = ROOT / "examples" / "axpy.teil"
+MATMUL = ROOT / "examples" / "matmul.teil"
+
+# --------------------------------------------------------------------------
+# 1, 2: --scheduler ADDRESS answers in bounded time, or is bad input (exit 2)
+# --------------------------------------------------------------------------
+
+#: The CLI in a process of its own with the waits cut to SECONDS: before the fix, these runs
+#: never returned; ``subprocess.run``'s timeout turns that into a failure, not a hung suite.
+SECONDS = 2
+PROVE = ("import sys; import core_teil.library as L; L.SCHEDULER_TIMEOUT = L.WORKERS_TIMEOUT = {s}; "
+         "from core_teil.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def prove_on(address: str) -> tuple[int, str, float]:
+    start = time.monotonic()
+    try:
+        done = subprocess.run([sys.executable, "-c", PROVE.format(s=SECONDS), "prove", str(MATMUL), "--scheduler",
+                               address, "--no-cache"], capture_output=True, text=True, timeout=90, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"core-teil prove --scheduler {address} did not return within 90 s")
+    return done.returncode, done.stderr, time.monotonic() - start
+
+
+@pytest.fixture
+def server() -> Iterator[Any]:
+    """``server(reply)``: a TCP server on 127.0.0.1 that accepts every connection and sends
+    ``reply`` on it every 50 ms (nothing: a peer that never speaks); its address."""
+    listeners: list[socket.socket] = []
+    held: list[socket.socket] = []
+
+    def start(reply: bytes) -> str:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        listeners.append(s)
+
+        def talk(c: socket.socket) -> None:
+            try:
+                while reply:
+                    c.sendall(reply)
+                    time.sleep(0.05)
+            except OSError:
+                pass
+
+        def accept() -> None:
+            while True:
+                try:
+                    c, _ = s.accept()
+                except OSError:
+                    return
+                held.append(c)
+                threading.Thread(target=talk, args=(c,), daemon=True).start()
+
+        threading.Thread(target=accept, daemon=True).start()
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+    yield start
+    for s in listeners + held:
+        s.close()
+
+
+def test_a_scheduler_without_workers_is_bad_input_in_bounded_time() -> None:
+    distributed = pytest.importorskip("distributed")
+    import logging
+
+    try:
+        cluster = distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp", host="127.0.0.1",
+                                           dashboard_address=":0", silence_logs=logging.ERROR)
+    except Exception as exc:  # no sockets in this sandbox
+        pytest.skip(f"a scheduler cannot start here: {type(exc).__name__}: {exc}")
+    with cluster:
+        address = cluster.scheduler_address
+        code, err, seconds = prove_on(address)
+    assert code == 2, err
+    assert f"the scheduler at {address} has no workers (waited {SECONDS} s)" in err
+    assert "Traceback" not in err and seconds < 60
+
+
+def test_a_peer_that_accepts_and_never_speaks_is_bad_input_in_bounded_time(server: Any) -> None:
+    pytest.importorskip("distributed")
+    address = server(b"")
+    code, err, seconds = prove_on(address)
+    assert code == 2, err
+    assert f"{address} did not answer as a Dask scheduler within {SECONDS} s" in err
+    assert "Traceback" not in err and seconds < 60
+
+
+def test_a_server_speaking_http_is_not_a_dask_scheduler(server: Any) -> None:
+    # distributed read "HTTP/1.1 " as a frame length: a MemoryError, printed as
+    # "core-teil: : out of memory; try smaller shapes"
+    pytest.importorskip("distributed")
+    address = server(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+    code, err, _ = prove_on(address)
+    assert code == 2, err
+    assert f"{address} is not a Dask scheduler" in err
+    assert "out of memory" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["prove", "a.teil", "b.teil"], "a.teil, b.teil"),
+    (["from-einsum", "ij->ji", "2,3"], ""),
+])
+def test_out_of_memory_never_prints_an_empty_file_name(capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch, argv: list[str],
+                                                        named: str) -> None:
+    import core_teil.frontends.einsum as einsum
+    import core_teil.library as library
+
+    def no_memory(*args: Any, **kwargs: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(library, "run", no_memory)
+    monkeypatch.setattr(einsum, "from_einsum", no_memory)
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f"core-teil: {named + ': ' if named else ''}out of memory; try smaller shapes\n"
+
+
+# --------------------------------------------------------------------------
+# 3: any input name works with the compiled kernel
+# --------------------------------------------------------------------------
+
+
+def test_an_input_named_self_runs_on_the_compiled_kernel() -> None:
+    p = ct.parse("input alloc self : [2]\noutput alloc y : [2]\ny = add self self\n")
+    np.testing.assert_array_equal(ct.compile(p)(self=np.ones(2))["y"], [2.0, 2.0])
+
+
+def test_an_input_named_out_is_still_given_as_out() -> None:
+    # SPEC.md section 6: out= is the dict of output arrays; an input named out is given by that
+    # keyword as an array (Kernel.__call__'s documented rule, kept)
+    p = ct.parse("input alloc out : [2]\noutput alloc y : [2]\ny = add out out\n")
+    k = ct.compile(p)
+    np.testing.assert_array_equal(k(out=np.ones(2))["y"], [2.0, 2.0])
+    q = ct.parse("input alloc x : [2]\noutput alloc y : [2]\ny = add x x\n")
+    y = np.zeros(2)
+    assert ct.compile(q)(x=np.ones(2), out={"y": y})["y"] is y and list(y) == [2.0, 2.0]
+
+
+def test_blockwise_takes_inputs_named_as_its_own_parameters() -> None:
+    pytest.importorskip("dask.array")
+    p = ct.parse("param E\ninput alloc chunks : [E]\ninput alloc batch : [E]\noutput alloc v : [E]\n"
+                 "v = add chunks batch\n")
+    got = ct.compile(p).blockwise(2, None, chunks=np.ones(4), batch=np.arange(4.0))["v"].compute()
+    np.testing.assert_array_equal(got, [1.0, 2.0, 3.0, 4.0])
+
+
+# --------------------------------------------------------------------------
+# 4: a call that does not fit the signature is a TeilInputError naming the function
+# --------------------------------------------------------------------------
+
+EXPORTED = sorted(name for name in ct.__all__ if inspect.isfunction(getattr(ct, name)))
+
+
+def test_the_exports_are_what_this_file_checks() -> None:
+    assert {"check", "compile", "einsum", "emit_c", "evaluate", "prove", "prove_library"} <= set(EXPORTED)
+
+
+@pytest.mark.parametrize("name", EXPORTED)
+def test_every_exported_function_refuses_arguments_outside_its_signature(name: str) -> None:
+    fn = getattr(ct, name)
+    required = [p for p in inspect.signature(fn).parameters.values()
+                if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty]
+    with pytest.raises(ct.TeilInputError, match=rf"ct\.{name}: got an unexpected keyword argument 'no_such_arg'"):
+        fn(*[None] * len(required), no_such_arg=1)
+    with pytest.raises(ct.TeilInputError, match=rf"ct\.{name}: missing a required argument"):
+        fn()
+    with pytest.raises(ct.TeilError):  # too many (or, with *args, unusable) positional arguments
+        fn(*([None] * 12))
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda p, a, b: ct.evaluate(p, {"A": a, "B": b}, {}, engine="native"),
+     "ct.evaluate: got an unexpected keyword argument 'engine'"),
+    (lambda p, a, b: ct.einsum("ij->ji", a, dtype=float), "ct.einsum: got an unexpected keyword argument 'dtype'"),
+    (lambda p, a, b: ct.emit_c(p, {"l": 2, "m": 3, "n": 4}, bogus=1),
+     "ct.emit_c: got an unexpected keyword argument 'bogus'"),
+    (lambda p, a, b: ct.prove_library(str(MATMUL), bogus=1),
+     "ct.prove_library: got an unexpected keyword argument 'bogus'"),
+    (lambda p, a, b: ct.compile(p)(a, b), r"kernel\(...\): inputs are given by name, as kernel\(A=..., B=...\), "
+                                          "not as 2 positional arguments"),
+    (lambda p, a, b: ct.compile(p)(a), r"kernel\(...\): inputs are given by name, as kernel\(A=..., B=...\), "
+                                       "not as 1 positional argument$"),
+])
+def test_the_reviews_calls_are_teil_input_errors(call: Any, message: str) -> None:
+    p = ct.load(str(MATMUL))
+    with pytest.raises(ct.TeilInputError, match=message):
+        call(p, np.ones((2, 3)), np.ones((3, 4)))
+
+
+def test_a_type_error_inside_a_function_is_not_taken_for_a_bad_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    import core_teil.lang.lowering as lowering
+
+    def broken(e: Any) -> Any:
+        raise TypeError("a bug")
+
+    monkeypatch.setattr(lowering, "lower_expr", broken)
+    with pytest.raises(TypeError, match="a bug"):
+        ct.lower(ct.load(str(MATMUL)))
+
+
+# --------------------------------------------------------------------------
+# 5: ct.einsum(..., pad=M) returns a fresh C-contiguous array
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+@pytest.mark.parametrize("pad", [None, 2, 3, 4])
+def test_padded_einsum_returns_a_fresh_c_contiguous_array(engine: str, pad: int | None) -> None:
+    a = np.arange(6.0).reshape(2, 3)
+    got = ct.einsum("ij->ji", a, pad=pad, engine=engine)
+    np.testing.assert_array_equal(got, a.T)
+    assert got.strides == (16, 8) and got.flags.c_contiguous
+    if pad is not None:  # a view would keep the whole padded store alive
+        assert got.flags.owndata and got.base is None
+    scalar = ct.einsum("ij->", a, pad=pad, engine=engine)
+    assert scalar.shape == () and float(scalar) == 15.0
+
+
+# --------------------------------------------------------------------------
+# 6: --param in the flag's words, naming the file, whatever the command
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", str(AXPY)], ["prove", str(AXPY)], ["prove", str(AXPY), "--cache", "CACHE"], ["run", str(AXPY)],
+    ["lower", str(AXPY)], ["derive", str(AXPY)], ["trace", str(AXPY), "z[1]"], ["emit-c", str(AXPY), "-o", "OUT"],
+], ids=lambda argv: " ".join(a for a in argv if "/" not in a))
+def test_every_command_says_an_undeclared_param_in_the_flags_words(capsys: pytest.CaptureFixture[str],
+                                                                   tmp_path: Path, argv: list[str]) -> None:
+    argv = [str(tmp_path / "cache") if a == "CACHE" else str(tmp_path / "k.c") if a == "OUT" else a for a in argv]
+    assert cli.main([*argv, "--param", "l=2"]) == 2
+    err = capsys.readouterr().err
+    assert f"{AXPY}: --param l=2: the program declares no parameter 'l' (it declares: n)" in err
+    assert "params[" not in err
+
+
+def test_equiv_says_an_undeclared_param_naming_both_files(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["equiv", str(AXPY), str(MATMUL), "--param", "q=2"]) == 2
+    err = capsys.readouterr().err
+    assert f"{AXPY} and {MATMUL}: --param q=2: neither program declares a parameter 'q'" in err
