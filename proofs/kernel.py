@@ -91,7 +91,7 @@ import z3
 
 from core_teil.lang import typing as ty
 from core_teil.lang.syntax import ELEM_OPS, Elem, Expr
-from core_teil.semantics.symbolic import SUM, ZERO, Value, arith, subterms
+from core_teil.semantics.symbolic import SUM, ZERO, Value, arith, is_constant, subterms
 
 #: Fixed seed and resource limit on every solver (Z3-NOTES.md, "Reproducibility").
 SEED = 42
@@ -616,8 +616,7 @@ def render_model(model: z3.ModelRef, formula: z3.ExprRef | None = None, limit: i
 def _constants(term: z3.ExprRef) -> list[z3.ExprRef]:
     """The free scalar constants of a term (no arrays, no datatype constructors), in the order
     of a depth-first walk (the order counterexamples are pinned in)."""
-    return [t for t in subterms([term]) if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
-            and not isinstance(t.sort(), z3.ArraySortRef)]
+    return [t for t in subterms([term]) if is_constant(t) and not isinstance(t.sort(), z3.ArraySortRef)]
 
 
 @dataclass
@@ -667,20 +666,10 @@ class _Definitions:
     def foreign(self, ob: Obligation) -> str | None:
         roots = [*ob.hypotheses, *ob.uses, ob.goal]
         self.alive.extend(roots)
-        stack = list(roots)
-        while stack:
-            t = stack.pop()
-            if t.get_id() in self.seen:
-                continue
-            self.seen.add(t.get_id())
-            if z3.is_quantifier(t):
-                stack.append(t.body())
-            elif z3.is_app(t):
-                d = t.decl()
-                if d.kind() == z3.Z3_OP_RECURSIVE and not d.eq(SUMREC):
-                    return (f"relies on the recursive definition of {d.name()}, which the kernel does not "
-                            "know to have a model (SUMrec's alone is trusted)")
-                stack.extend(t.children())
+        for t in subterms(roots, self.seen):
+            if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_RECURSIVE and not t.decl().eq(SUMREC):
+                return (f"relies on the recursive definition of {t.decl().name()}, which the kernel does not "
+                        "know to have a model (SUMrec's alone is trusted)")
         return None
 
 
@@ -812,10 +801,6 @@ _h, _n = z3.Const("h!def", VARR), z3.Int("n!def")
 z3.RecAddDefinition(SUMREC, [_h, _n], z3.If(_n <= 0, ZERO, arith("add", SUMREC(_h, _n - 1), _h[_n])))
 
 
-def _is_constant(t: z3.ExprRef) -> bool:
-    return z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
-
-
 @dataclass(frozen=True)
 class SumStatement:
     """``∀params ∀n. requires ∧ n >= lo ∧ premise -> conclusion``, a sum law as terms over
@@ -842,7 +827,7 @@ class SumStatement:
             object.__setattr__(self, f, tuple(getattr(self, f)))
         consts = (*self.params, self.n)
         # Substituting for anything but distinct constants is no instantiation of a valid formula.
-        if not all(_is_constant(c) for c in consts) or len({c.get_id() for c in consts}) != len(consts):
+        if not all(is_constant(c) for c in consts) or len({c.get_id() for c in consts}) != len(consts):
             raise ValueError(f"{self.name}: the parameters and the bound must be distinct constants")
         if not z3.is_int(self.n) or any(z3.eq(t, self.n) for t in subterms([self.lo, *self.requires])):
             raise ValueError(f"{self.name}: the bound is an integer that the range and requirements do not mention")

@@ -20,7 +20,7 @@ import z3
 
 from ..errors import Span
 from ..lang.printer import format_shape
-from ..semantics.symbolic import subterms
+from ..semantics.symbolic import is_constant, subterms
 from .obligations import Case, Obligation
 
 #: Bisection steps per objective; each is one solver call of a few milliseconds.
@@ -157,7 +157,7 @@ def show_value(v: z3.ExprRef) -> str:
 
 def constants(e: z3.ExprRef) -> set[int]:
     """Ids of the uninterpreted constants occurring in ``e``."""
-    return {t.get_id() for t in subterms([e]) if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED}
+    return {t.get_id() for t in subterms([e]) if is_constant(t)}
 
 
 def failing_case(ob: Obligation, model: z3.ModelRef) -> Case:

@@ -353,10 +353,12 @@ class AlignedInterpretation(Z3Interpretation):
         return z3.If(k <= bound, k, bound) if self.clamp else k
 
 
-def subterms(terms: Iterable[z3.ExprRef]) -> Iterator[z3.ExprRef]:
+def subterms(terms: Iterable[z3.ExprRef], seen: set[int] | None = None) -> Iterator[z3.ExprRef]:
     """Every subterm of ``terms`` once, depth first, under binders too (a shared subterm is
-    visited once: Z3 terms are DAGs, and a walk of the tree can be exponential)."""
-    seen: set[int] = set()
+    visited once: Z3 terms are DAGs, and a walk of the tree can be exponential).  ``seen``
+    (term ids) carries over from an earlier walk: what it walked is skipped, so the caller
+    must keep those terms alive, or their ids may name others."""
+    seen = set() if seen is None else seen
     stack = list(terms)
     while stack:
         t = stack.pop()
@@ -368,6 +370,11 @@ def subterms(terms: Iterable[z3.ExprRef]) -> Iterator[z3.ExprRef]:
             stack.append(t.body())
         elif z3.is_app(t):
             stack.extend(t.children())
+
+
+def is_constant(t: z3.ExprRef) -> bool:
+    """Whether ``t`` is a free constant (an uninterpreted symbol of no arguments)."""
+    return z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
 
 
 def z3_round_up(n: z3.ArithRef, pad: int) -> z3.ArithRef:
