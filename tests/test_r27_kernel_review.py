@@ -71,6 +71,11 @@ def test_every_part_of_a_statement_is_in_its_key() -> None:
     (z3.Bool("true"), z3.BoolVal(True)),
     (z3.ForAll([M], M == M), z3.substitute(z3.ForAll([M], M == P), (P, M))),     # bound, not free m
     (z3.Int("x!r27"), z3.Real("x!r27")),                                 # by sort
+    (z3.ForAll([A, B], A < B), z3.ForAll([A, B], B < A)),                # by de Bruijn index
+    (z3.ForAll([A], A >= 0), z3.Exists([A], A >= 0)),                    # by quantifier
+    (z3.Lambda([A], A >= 0), z3.ForAll([A], A >= 0)),
+    (z3.ForAll([A], z3.BoolVal(True)), z3.ForAll([z3.Real("a!r27")], z3.BoolVal(True))),  # binder sorts
+    (z3.Extract(7, 0, z3.BitVec("v!r27", 16)), z3.Extract(8, 1, z3.BitVec("v!r27", 16))),  # by parameters
 ])
 def test_digest_tells_apart_terms_that_print_alike(left: z3.ExprRef, right: z3.ExprRef) -> None:
     assert kernel.digest([left]) != kernel.digest([right])
@@ -83,6 +88,10 @@ def test_a_statement_refuses_parts_of_the_wrong_sort() -> None:
         dataclasses.replace(real, lo=z3.BoolVal(True))
     with pytest.raises(ValueError, match="the range is an integer"):
         dataclasses.replace(real, premise=z3.IntVal(1))
+    with pytest.raises(ValueError, match="the range is an integer"):
+        dataclasses.replace(real, conclusion=z3.IntVal(1))
+    with pytest.raises(ValueError, match="the range is an integer"):
+        dataclasses.replace(real, requires=(*real.requires, z3.IntVal(1)))
 
 
 def test_an_instance_is_recorded_with_the_ways_that_justify_it_only() -> None:
@@ -111,10 +120,35 @@ def test_a_recursive_definition_other_than_sumrec_is_refused() -> None:
     assert kernel.decide([sums.DEFINED.lemma()])[sums.DEFINED.name].accepted
 
 
+@pytest.mark.parametrize("where", ["goal", "goal under a binder", "hypothesis under a binder",
+                                   "use under a binder"])
+def test_a_foreign_definition_is_found_wherever_it_occurs(where: str) -> None:
+    g, k = wrong._no_model(), z3.Int("k!r27")
+    x = z3.Int(f"x!r27!{where}")
+    hidden = {"goal": g(0) == 0, "goal under a binder": z3.ForAll([k], g(k) == 0)}.get(where, z3.BoolVal(False))
+    hyps: tuple[z3.BoolRef, ...] = (x >= 1,)
+    if where == "hypothesis under a binder":
+        hyps = (x >= 1, z3.Or(x >= 0, z3.ForAll([k], g(k) == 0)))
+    ob = Obligation(where, hyps, z3.And(x < 2, z3.Not(hidden)))
+    if where == "use under a binder":
+        ob = dataclasses.replace(ob, uses=(z3.ForAll([k], g(k) == 0),))
+    assert "recursive definition of g!wrong" in (kernel._Definitions().foreign(ob) or "")
+    assert kernel._Definitions().foreign(dataclasses.replace(ob, hypotheses=(x >= 1,), goal=x < 2, uses=())) is None
+
+
 def test_statements_printed_alike_have_other_keys() -> None:
     lemmas = wrong._statement_printed_alike()
     result = kernel.decide(lemmas)[lemmas[0].name]
     assert not result.accepted and "not the lemma of that name" in (result.failed or "")
+
+
+def test_restore_forgets_a_way_added_to_a_formula_already_vouched_for() -> None:
+    f = sums.ABSORB.instance(kernel.SUMREC, (sums._arrays("h!r27")[0], z3.IntVal(1)), z3.Int("n!r27"))
+    saved = kernel.registries()
+    kernel._justify(f, "Not a lemma!r27", (), "no key")  # appended to f's existing list of ways
+    assert "Not a lemma!r27" in {j.premise for j in kernel._ways(f)}
+    kernel.restore(saved)
+    assert {j.premise for j in kernel._ways(f)} == {sums.ABSORB.name}
 
 
 def test_a_mutant_leaves_no_vouched_formula_behind() -> None:
