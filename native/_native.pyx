@@ -260,3 +260,93 @@ cdef inline double *_aligned(double *p) noexcept nogil:
     if p == NULL:
         return NULL
     return <double *> ((<intptr_t> p + 63) & ~(<intptr_t> 63))
+
+
+# cblas_dgemm of an ILP64 OpenBLAS (``blasint`` is 64 bits; the enums are ints).
+ctypedef void (*tk_dgemm)(int order, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                          double alpha, const double *a, int64_t lda, const double *b, int64_t ldb,
+                          double beta, double *c, int64_t ldc) noexcept nogil
+
+
+def run_streamed(OpTable table not None, cnp.ndarray slots_i not None, const unsigned char[::1] fixed,
+                 int64_t nbatch, int64_t chunk, int nthreads, intptr_t dgemm, tuple gemm not None,
+                 cnp.ndarray buffers not None):
+    """A streamed call (``planner.stream_blas``) with the GEMM inside the team: every thread
+    takes chunks of ``chunk`` batch elements, computes their rows of the BLAS step into its own
+    chunk buffer (one row of ``buffers``) with a single-threaded ``dgemm`` and then runs the
+    table's ops on those elements from that buffer, so each chunk is read by the core that
+    wrote it (issue 15: mttkrp on two cores; ``engine.run_call``'s loop runs the GEMM on
+    OpenBLAS's threads and the ops on ours).
+
+    ``fixed[r]`` marks the slot rows that address the chunk buffer; the others are moved to
+    the chunk's first element, as ``engine.run_call`` moves them.  ``gemm`` is ``(transa,
+    transb, rows per element, n, k, a, a's stride per element, lda, b, ldb)`` in CBLAS's
+    row-major terms (addresses in bytes, the rest in elements), checked by the caller
+    (``engine.Streamed``); OpenBLAS must be limited to one thread while this runs
+    (``blas.one_thread``)."""
+    if (cnp.PyArray_TYPE(slots_i) != cnp.NPY_INT64 or cnp.PyArray_NDIM(slots_i) != 2
+            or cnp.PyArray_DIMS(slots_i)[1] != 3 or not cnp.PyArray_IS_C_CONTIGUOUS(slots_i)
+            or not cnp.PyArray_ISNOTSWAPPED(slots_i) or not cnp.PyArray_ISALIGNED(slots_i)):
+        raise ValueError("slots must be an aligned C-contiguous int64 array of three columns")
+    cdef int64_t nslots = cnp.PyArray_DIMS(slots_i)[0]
+    if fixed.shape[0] != nslots or nslots < 3 * table.nops:
+        raise ValueError("one fixed flag per slot row, three slot rows per op")
+    if chunk < 1 or dgemm == 0 or len(gemm) != 10:
+        raise ValueError("run_streamed: a positive chunk, a dgemm and ten GEMM terms")
+    cdef int transa = gemm[0], transb = gemm[1]
+    cdef int64_t mrow = gemm[2], n = gemm[3], k = gemm[4], astep = gemm[6], lda = gemm[7], ldb = gemm[9]
+    cdef const double *a = <const double *> <intptr_t> gemm[5]
+    cdef const double *b = <const double *> <intptr_t> gemm[8]
+    cdef int64_t nchunks = (nbatch + chunk - 1) // chunk if nbatch > 0 else 0
+    cdef int nt = nthreads if nthreads > 0 else tk_max_threads()
+    if nt > nchunks:
+        nt = <int> max(nchunks, 1)
+    if (cnp.PyArray_TYPE(buffers) != cnp.NPY_DOUBLE or cnp.PyArray_NDIM(buffers) != 2
+            or not cnp.PyArray_IS_C_CONTIGUOUS(buffers) or cnp.PyArray_DIMS(buffers)[0] < nt
+            or cnp.PyArray_DIMS(buffers)[1] < chunk * mrow * n):
+        raise ValueError("one C-contiguous float64 chunk buffer per thread, each a chunk's rows")
+    cdef int64_t width = cnp.PyArray_DIMS(buffers)[1]
+    cdef double *bufs = <double *> cnp.PyArray_DATA(buffers)
+    cdef const tk_slot *slots = <const tk_slot *> cnp.PyArray_DATA(slots_i)
+    cdef tk_slot *mine = <tk_slot *> malloc(nt * nslots * sizeof(tk_slot))
+    if mine == NULL:
+        raise MemoryError()
+    cdef tk_dgemm f = <tk_dgemm> dgemm
+    cdef int64_t c
+    try:
+        with nogil:
+            if nt <= 1:
+                for c in range(nchunks):
+                    _streamed_chunk(table.ops, table.nops, slots, &fixed[0], nslots, mine, bufs,
+                                    c * chunk, min(nbatch, (c + 1) * chunk), f, transa, transb,
+                                    mrow, n, k, a, astep, lda, b, ldb)
+            else:
+                for c in prange(nchunks, schedule="dynamic", num_threads=nt):
+                    _streamed_chunk(table.ops, table.nops, slots, &fixed[0], nslots,
+                                    mine + threadid() * nslots, bufs + threadid() * width,
+                                    c * chunk, min(nbatch, (c + 1) * chunk), f, transa, transb,
+                                    mrow, n, k, a, astep, lda, b, ldb)
+    finally:
+        free(mine)
+
+
+cdef void _streamed_chunk(const tk_op *ops, int nops, const tk_slot *slots, const unsigned char *fixed,
+                          int64_t nslots, tk_slot *mine, double *buf, int64_t lo, int64_t hi,
+                          tk_dgemm f, int transa, int transb, int64_t mrow, int64_t n, int64_t k,
+                          const double *a, int64_t astep, int64_t lda, const double *b, int64_t ldb) noexcept nogil:
+    cdef int64_t r, i
+    f(101, transa, transb, (hi - lo) * mrow, n, k, 1.0, a + lo * astep, lda, b, ldb, 0.0, buf, n)
+    for r in range(nslots):
+        mine[r].bstride = slots[r].bstride
+        mine[r].soff = slots[r].soff
+        if fixed[r]:
+            mine[r].base = buf
+        elif slots[r].base != NULL:
+            mine[r].base = slots[r].base + lo * slots[r].bstride
+        else:
+            mine[r].base = NULL
+    if nops == 1:
+        tk_run_chunk(ops, mine, 0, hi - lo)
+    else:
+        for i in range(hi - lo):
+            tk_run_element(ops, nops, mine, i, NULL)

@@ -29,6 +29,7 @@ extents, and results are returned at their declared shapes.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections.abc import Mapping
@@ -51,7 +52,7 @@ from ..semantics.inputs import (
     run_params,
     validate_inputs,
 )
-from . import _native, buffers
+from . import _native, blas, buffers
 from .planner import (
     OVERFLOW_BOUND,
     Buffer,
@@ -187,12 +188,83 @@ class Gemm:
                     i[0].bound if i else 1)
 
 
+def _matrix(dims: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """Dimensions ``(extent, element stride)``, outermost first, as one: ``(extent, stride)``
+    when they are one evenly strided run (extents of 1 are anywhere), else ``None``."""
+    dims = [d for d in dims if d[0] != 1]
+    if any(n < 1 or st < 1 for n, st in dims):
+        return None
+    for (_, outer), (n, inner) in itertools.pairwise(dims):
+        if outer != inner * n:
+            return None
+    return (math.prod(n for n, _ in dims), dims[-1][1]) if dims else (1, 1)
+
+
+def _cblas(rows: list[tuple[int, int]], cols: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """A strided matrix in CBLAS's row-major terms, ``(trans, ld)``: 111 (CblasNoTrans) with
+    unit column stride, 112 (CblasTrans) with unit row stride; ``None`` for neither."""
+    r, c = _matrix(rows), _matrix(cols)
+    if r is None or c is None or r[0] < 1 or c[0] < 1:
+        return None
+    (nr, rs), (nc, cs) = r, c
+    if nc == 1 or (cs == 1 and (nr == 1 or rs >= nc)):
+        return 111, (rs if nr > 1 else nc)
+    if rs == 1 or nr == 1:
+        return (112, cs) if cs >= nr else None
+    return None
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A streamed call's GEMM as ``_native.run_streamed`` calls ``cblas_dgemm`` on a chunk of
+    batch elements ``[lo, hi)``: ``A`` from ``a`` (an element offset into its buffer) plus
+    ``lo · astep``, ``(hi - lo) · mrow`` rows, and which slot rows address the chunk buffer."""
+
+    transa: int
+    transb: int
+    mrow: int
+    n: int
+    k: int
+    a: int
+    astep: int
+    lda: int
+    b: int
+    ldb: int
+    width: int  # a chunk buffer's elements
+    fixed: np.ndarray  # uint8 per slot row
+
+    @staticmethod
+    def of(call: Call, g: Gemm) -> Streamed | None:
+        """``None`` where numpy.matmul must do it (a batched GEMM, views BLAS cannot take)."""
+        if call.blas is None or not call.ops or call.scratch or g.nb != 1 or g.first != call.nbatch \
+                or min(g.ni, g.nj, g.nk) < 1 or any(s % 8 for s in (*g.a[2], *g.b[2])):
+            return None
+        # the views' label orders are [i..., k...] and [k..., j...]; g.ni's labels come first
+        da = list(zip(g.a[1], (s // 8 for s in g.a[2]), strict=True))
+        db = list(zip(g.b[1], (s // 8 for s in g.b[2]), strict=True))
+        split = next((s for s in range(len(da) + 1) if math.prod(n for n, _ in da[:s]) == g.ni
+                      and math.prod(n for n, _ in da[s:]) == g.nk), None)
+        ksplit = next((s for s in range(len(db) + 1) if math.prod(n for n, _ in db[:s]) == g.nk
+                       and math.prod(n for n, _ in db[s:]) == g.nj), None)
+        if split is None or ksplit is None or split == 0 or da[0][0] != g.first:
+            return None
+        la, lb = _cblas(da[:split], da[split:]), _cblas(db[:ksplit], db[ksplit:])
+        if la is None or lb is None or g.a[0] < 0 or g.b[0] < 0:
+            return None
+        streamed = call.blas.out.store
+        fixed = np.array([r < len(d.operands) and d.operands[r].store is streamed
+                          for d in call.ops for r in range(3)], dtype=np.uint8)
+        return Streamed(la[0], lb[0], g.ni // g.first, g.nj, g.nk, g.a[0], da[0][1], la[1],
+                        g.b[0], lb[1], call.chunk * (streamed.size // call.nbatch), fixed)
+
+
 @dataclass(eq=False)  # hashed by identity: a thread's slot table is kept under its call
 class CompiledCall:
     call: Call
     table: Any  # _native.OpTable: the call's op rows, parsed once
     gemm: Gemm | None = None
     work: int = 0  # innermost iterations per batch element (planner.element_work)
+    streamed: Streamed | None = None  # a streamed call's GEMM for run_streamed, if it can take it
 
 
 @dataclass
@@ -314,8 +386,9 @@ def _compile_calls(p: Plan) -> list[list[CompiledCall]]:
             rows = [d.row(3 * q) for q, d in enumerate(c.ops)]
             ops_i = np.array(rows, dtype=np.int64).reshape(len(rows), _native.OP_WIDTH)
             ops_f = np.array([d.coeff for d in c.ops], dtype=np.float64)
-            cc.append(CompiledCall(c, _native.OpTable(ops_i, ops_f), Gemm.of(c.blas) if c.blas is not None else None,
-                                   element_work(c)))
+            g = Gemm.of(c.blas) if c.blas is not None else None
+            cc.append(CompiledCall(c, _native.OpTable(ops_i, ops_f), g, element_work(c),
+                                   Streamed.of(c, g) if g is not None else None))
         out.append(cc)
     return out
 
@@ -917,6 +990,13 @@ def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp
     if call.blas is None:
         _native.run(cc.table, slots, call.nbatch, call.scratch, threads_for(call.nbatch * cc.work))
         return
+    nt = threads_for(call.nbatch * cc.work)
+    lib = blas.library() if cc.streamed is not None else None
+    # one of our threads per core: with OpenBLAS on several, only when its idle workers
+    # do not poll beside the team; on one thread of ours, only when OpenBLAS is on one too
+    if lib is not None and lib.quiet() and (nt != 1 or lib.get_threads() == 1):
+        run_streamed(cc, cc.streamed, lib, slots, temps, array_of, nt, pool)
+        return
     # streamed (planner.stream_blas): the BLAS rows of batch elements [lo, hi) into the
     # chunk buffer, then the ops on those elements; the chunk buffer's rows start at lo
     fixed = np.array([r < len(d.operands) and d.operands[r].store is streamed for d in call.ops for r in range(3)])
@@ -926,6 +1006,32 @@ def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp
         run_blas(cc, temps, array_of, (lo, hi))
         moved[:, 0] = np.where((slots[:, 0] != 0) & ~fixed, slots[:, 0] + 8 * lo * slots[:, 1], slots[:, 0])
         _native.run(cc.table, moved, hi - lo, call.scratch, threads_for((hi - lo) * cc.work))
+
+
+def run_streamed(cc: CompiledCall, st: Streamed, lib: blas.OpenBLAS, slots: np.ndarray,
+                 temps: dict[Temp, np.ndarray], array_of: Any, nt: int,
+                 pool: dict[Temp, np.ndarray] | None) -> None:
+    """:func:`run_call`'s streamed loop inside the OpenMP team: each thread computes its chunks'
+    GEMM rows into a chunk buffer of its own and consumes them (``_native.run_streamed``)."""
+    step = cc.call.blas
+    assert step is not None
+    threads = _native.openmp_threads() if nt != 1 else 1
+    key = (cc, "chunks")
+    bufs = pool.get(key) if pool is not None else None  # type: ignore[call-overload]
+    if bufs is None or bufs.shape[0] < threads:
+        bufs = aligned_empty((threads, st.width + (-st.width) % 8))  # rows on 64-byte boundaries
+        if pool is not None:
+            pool[key] = bufs  # type: ignore[index]
+
+    def at(o: Operand, off: int) -> int:
+        arr = temps[o.store] if isinstance(o.store, Temp) else array_of(o.store)
+        return _native.address(arr) + 8 * off
+
+    terms = (st.transa, st.transb, st.mrow, st.n, st.k, at(step.args[0], st.a), st.astep, st.lda,
+             at(step.args[1], st.b), st.ldb)
+    with blas.one_thread(lib), np.errstate(all="ignore"):
+        _native.run_streamed(cc.table, slots, st.fixed, cc.call.nbatch, cc.call.chunk, nt, lib.dgemm,
+                             terms, bufs)
 
 
 def _view(arr: np.ndarray, view: tuple[int, tuple[int, ...], tuple[int, ...]]) -> np.ndarray:
