@@ -10,6 +10,7 @@ leaves OpenBLAS's thread count as it found it.
 
 from __future__ import annotations
 
+import os
 import platform
 import threading
 
@@ -236,3 +237,21 @@ def test_batched_and_odd_views_keep_numpy_matmul() -> None:
     g = Gemm((0, (4, 6), (48, 8)), (0, (6, 5), (40, 8)), 1, 4, 5, 6, 4)
     call = planner.Call([], 4, 0, None, [], chunk=2)
     assert st(call, g) is None  # no ops to stream into
+
+
+def test_a_child_forked_inside_one_thread_gets_its_count_back() -> None:
+    lib = _needs_openblas()
+    before = lib.get_threads()
+    lib.set_threads(2)
+    try:
+        with blas.one_thread(lib):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: no thread of its own is inside one_thread
+                os.write(w, bytes([lib.get_threads(), blas._users]))
+                os._exit(0)
+            os.waitpid(pid, 0)
+            got = os.read(r, 2)
+        assert tuple(got) == (2, 0)
+    finally:
+        lib.set_threads(before)

@@ -135,3 +135,18 @@ def one_thread(lib: OpenBLAS) -> Iterator[None]:
             _users -= 1
             if _users == 0 and _saved != 1:
                 lib.set_threads(_saved)
+
+
+def _after_fork_in_child() -> None:
+    """A child forked while another thread was inside :func:`one_thread` has that thread's
+    count but not the thread, which would never restore it (nor release the lock)."""
+    global _lock, _users
+    _lock = threading.Lock()
+    if _users:
+        _users = 0
+        lib = library()
+        if lib is not None and _saved != 1:
+            lib.set_threads(_saved)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
