@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import platform
 import threading
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -146,28 +147,31 @@ def test_special_values_go_through_the_direct_path(small_chunks: None, counted: 
     assert np.isnan(got[5]).all() and not np.isnan(np.delete(got, 5, axis=0)).any()
 
 
-def test_one_thread_restores_the_count_after_nesting_and_errors() -> None:
+@pytest.fixture
+def two() -> Iterator[blas.OpenBLAS]:
+    """numpy's OpenBLAS on two threads for the test, then as it was."""
     lib = _needs_openblas()
     before = lib.get_threads()
     lib.set_threads(2)
-    try:
+    yield lib
+    lib.set_threads(before)
+
+
+def test_one_thread_restores_the_count_after_nesting_and_errors(two: blas.OpenBLAS) -> None:
+    lib = two
+    with blas.one_thread(lib):
+        assert lib.get_threads() == 1
         with blas.one_thread(lib):
             assert lib.get_threads() == 1
-            with blas.one_thread(lib):
-                assert lib.get_threads() == 1
-            assert lib.get_threads() == 1  # the outer user is still inside
-        assert lib.get_threads() == 2
-        with pytest.raises(RuntimeError), blas.one_thread(lib):
-            raise RuntimeError
-        assert lib.get_threads() == 2
-    finally:
-        lib.set_threads(before)
+        assert lib.get_threads() == 1  # the outer user is still inside
+    assert lib.get_threads() == 2
+    with pytest.raises(RuntimeError), blas.one_thread(lib):
+        raise RuntimeError
+    assert lib.get_threads() == 2
 
 
-def test_one_thread_from_two_threads_restores_once_both_leave() -> None:
-    lib = _needs_openblas()
-    before = lib.get_threads()
-    lib.set_threads(2)
+def test_one_thread_from_two_threads_restores_once_both_leave(two: blas.OpenBLAS) -> None:
+    lib = two
     inside, leave, seen = threading.Barrier(2), threading.Event(), []
 
     def first() -> None:
@@ -187,23 +191,17 @@ def test_one_thread_from_two_threads_restores_once_both_leave() -> None:
     finally:
         leave.set()
         t.join()
-        lib.set_threads(before)
     assert seen == [1, 2]
 
 
-def test_spin_is_openblas_timeout_rule() -> None:
-    lib = _needs_openblas()
+def test_spin_is_openblas_timeout_rule(two: blas.OpenBLAS) -> None:
+    lib = two
     assert 4 <= lib.spin <= 30
     assert blas.OpenBLAS(lib.path, lib.dgemm, lib.get_threads, lib.set_threads, 20).quiet()
     loud = blas.OpenBLAS(lib.path, lib.dgemm, lib.get_threads, lib.set_threads, 28)
-    before = lib.get_threads()
-    try:
-        lib.set_threads(2)
-        assert not loud.quiet()
-        lib.set_threads(1)
-        assert loud.quiet()  # OpenBLAS on one thread has no worker to poll
-    finally:
-        lib.set_threads(before)
+    assert not loud.quiet()
+    lib.set_threads(1)
+    assert loud.quiet()  # OpenBLAS on one thread has no worker to poll
 
 
 # -- the layout rules ---------------------------------------------------------------------
@@ -239,19 +237,14 @@ def test_batched_and_odd_views_keep_numpy_matmul() -> None:
     assert st(call, g) is None  # no ops to stream into
 
 
-def test_a_child_forked_inside_one_thread_gets_its_count_back() -> None:
-    lib = _needs_openblas()
-    before = lib.get_threads()
-    lib.set_threads(2)
-    try:
-        with blas.one_thread(lib):
-            r, w = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the child: no thread of its own is inside one_thread
-                os.write(w, bytes([lib.get_threads(), blas._users]))
-                os._exit(0)
-            os.waitpid(pid, 0)
-            got = os.read(r, 2)
-        assert tuple(got) == (2, 0)
-    finally:
-        lib.set_threads(before)
+def test_a_child_forked_inside_one_thread_gets_its_count_back(two: blas.OpenBLAS) -> None:
+    lib = two
+    with blas.one_thread(lib):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: no thread of its own is inside one_thread
+            os.write(w, bytes([lib.get_threads(), blas._users]))
+            os._exit(0)
+        os.waitpid(pid, 0)
+        got = os.read(r, 2)
+    assert tuple(got) == (2, 0)
