@@ -248,3 +248,20 @@ def test_a_child_forked_inside_one_thread_gets_its_count_back(two: blas.OpenBLAS
         os.waitpid(pid, 0)
         got = os.read(r, 2)
     assert tuple(got) == (2, 0)
+
+
+@pytest.mark.parametrize(("team", "ours", "taken"), [(2, 0, True), (1, 0, False), (2, 1, False)])
+def test_the_team_takes_the_gemms_only_when_as_wide_as_openblas(
+        team: int, ours: int, taken: bool, two: blas.OpenBLAS, small_chunks: None,
+        counted: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenBLAS on two threads: the team (``team`` OpenMP threads; ``ours`` is threads_for's
+    answer, 0 for all of them) calls dgemm itself only if it has two threads too."""
+    monkeypatch.setattr(blas, "QUIET_SPIN", 30)
+    monkeypatch.setattr(_native, "openmp_threads", lambda: team)
+    monkeypatch.setattr(engine, "threads_for", lambda work: ours if team > 1 else 1)
+    p, arrays = _inputs("ikl,kj,lj->ij", seed=11)
+    (got,) = ct.compile(p, {})(**arrays).values()
+    (want,) = ct.evaluate(p, arrays).values()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert bool(counted) == taken
+    assert two.get_threads() == 2

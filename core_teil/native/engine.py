@@ -992,9 +992,9 @@ def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp
         return
     nt = threads_for(call.nbatch * cc.work)
     lib = blas.library() if cc.streamed is not None else None
-    # one of our threads per core: with OpenBLAS on several, only when its idle workers
-    # do not poll beside the team; on one thread of ours, only when OpenBLAS is on one too
-    if lib is not None and lib.quiet() and (nt != 1 or lib.get_threads() == 1):
+    # the GEMMs go into our team when it is as wide as OpenBLAS would be, and OpenBLAS's idle
+    # workers do not poll beside it (docs/decisions.md, "GEMMs inside the team")
+    if lib is not None and lib.quiet() and lib.get_threads() <= (_native.openmp_threads() if nt != 1 else 1):
         run_streamed(cc, cc.streamed, lib, slots, temps, array_of, nt, pool)
         return
     # streamed (planner.stream_blas): the BLAS rows of batch elements [lo, hi) into the
