@@ -36,6 +36,8 @@ LAYOUTS = {
 
 def _needs_openblas() -> blas.OpenBLAS:
     lib = blas.library()
+    if os.environ.get("CORE_TEIL_NO_DIRECT_BLAS"):
+        pytest.skip("CORE_TEIL_NO_DIRECT_BLAS: the direct calls are off")
     if platform.system() == "Linux" and platform.machine() == "x86_64":
         # the locked numpy wheel bundles an ILP64 OpenBLAS: not finding it is a bug here
         assert lib is not None, "numpy's scipy_openblas64_ was not found"
@@ -109,27 +111,34 @@ def test_direct_gemms_compute_the_reference(spec: str, quiet: bool, small_chunks
 
 
 @pytest.mark.parametrize("spec", sorted(LAYOUTS))
-def test_direct_and_matmul_loop_agree(spec: str, small_chunks: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_direct_and_matmul_loop_agree(spec: str, small_chunks: None, counted: list[tuple[int, int]],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """With OpenBLAS on one thread both paths run the same dgemm on the same rows: the same bits."""
     lib = _needs_openblas()
     monkeypatch.setattr(blas, "QUIET_SPIN", 30)
     p, arrays = _inputs(spec, seed=3)
     with blas.one_thread(lib):
         direct = ct.compile(p, {})(**arrays)
+        assert counted == [(37, 3)]
         monkeypatch.setattr(blas, "library", lambda: None)
         loop = ct.compile(p, {})(**arrays)
+        assert counted == [(37, 3)]  # the loop, not the team
     for name in direct:
         assert np.array_equal(direct[name], loop[name])
 
 
-def test_one_thread_and_all_threads_agree(small_chunks: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    _needs_openblas()
+def test_one_thread_and_all_threads_agree(small_chunks: None, counted: list[tuple[int, int]],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The team's parallel and serial branches (the latter where OpenBLAS is on one thread too)."""
+    lib = _needs_openblas()
     monkeypatch.setattr(blas, "QUIET_SPIN", 30)
     p, arrays = _inputs("kil,kj,lj->ij", seed=5)
     k = ct.compile(p, {})
     (many,) = k(**arrays).values()
     monkeypatch.setattr(engine, "threads_for", lambda work: 1)
-    (one,) = k(**arrays).values()
+    with blas.one_thread(lib):
+        (one,) = k(**arrays).values()
+    assert counted == [(37, 3), (37, 3)]
     assert np.array_equal(many, one)
 
 
@@ -265,3 +274,13 @@ def test_the_team_takes_the_gemms_only_when_as_wide_as_openblas(
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     assert bool(counted) == taken
     assert two.get_threads() == 2
+
+
+def test_only_a_pthreads_build_is_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An OpenMP-threaded OpenBLAS's set_num_threads would narrow our own team; a sequential or
+    unreadable one is refused as well."""
+    lib = _needs_openblas()
+    assert blas._bind(lib.path) is not None
+    for answer in (0, 2, -1):
+        monkeypatch.setattr(blas, "_parallel", lambda _lib, _p, _s, a=answer: a)
+        assert blas._bind(lib.path) is None

@@ -76,10 +76,28 @@ def _bind(path: str) -> OpenBLAS | None:
         # run_streamed passes 64-bit integers; an LP64 build would read garbage
         if b"USE64BITINT" not in (config() or b""):
             return None
+        # a pthreads build: an OpenMP one's set_num_threads is omp_set_num_threads, which
+        # would cut our own team to one thread inside one_thread
+        if _parallel(lib, prefix, suffix) != PTHREADS:
+            return None
         get.restype, get.argtypes = ctypes.c_int, []
         put.restype, put.argtypes = None, [ctypes.c_int]
         return OpenBLAS(path, ctypes.cast(dgemm, ctypes.c_void_p).value or 0, get, put, _spin(lib, prefix, suffix))
     return None
+
+
+#: openblas_get_parallel()'s answer for a build threaded with pthreads (0 is sequential, 2 OpenMP).
+PTHREADS = 1
+
+
+def _parallel(lib: ctypes.CDLL, prefix: str, suffix: str) -> int:
+    """The build's threading model, -1 when it cannot be read."""
+    try:
+        getter = getattr(lib, f"{prefix}openblas_get_parallel{suffix}")
+    except AttributeError:
+        return -1
+    getter.restype, getter.argtypes = ctypes.c_int, []
+    return int(getter())
 
 
 def _spin(lib: ctypes.CDLL, prefix: str, suffix: str) -> int:
@@ -120,7 +138,8 @@ _saved = 0
 def one_thread(lib: OpenBLAS) -> Iterator[None]:
     """OpenBLAS on one thread while the block runs, restored when the last of the threads
     inside such a block leaves it.  The count is process-wide: a numpy GEMM on another Python
-    thread meanwhile runs on one thread too (slower, not different)."""
+    thread meanwhile runs on one thread too (slower, not different), and a count set meanwhile
+    (``threadpoolctl``, ``openblas_set_num_threads``) is overwritten by the restore."""
     global _users, _saved
     with _lock:
         if _users == 0:
