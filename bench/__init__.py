@@ -60,6 +60,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+# core_teil before numpy, as the README's example and its "Threads" paragraph do: `import
+# core_teil` sets OpenBLAS's idle poll (OPENBLAS_THREAD_TIMEOUT), which OpenBLAS reads when
+# numpy loads it; every column of a run shares it (docs/decisions.md, "GEMMs inside the team")
+import core_teil  # noqa: F401
+
+# isort: split
 import numpy as np
 
 from .hand import Hand, HandUnavailable
@@ -784,6 +790,17 @@ def machine(hand: Hand | None = None) -> dict[str, Any]:
     return info
 
 
+def openblas_poll() -> str:
+    """How long numpy's OpenBLAS lets an idle worker poll, as it read it when it loaded."""
+    from core_teil.native import blas
+
+    lib = blas.library()
+    if lib is None:
+        return "numpy's BLAS is not an ILP64 OpenBLAS (streamed GEMMs stay on numpy.matmul)"
+    return (f"2^{lib.spin} cycles after each multi-threaded call; streamed GEMMs "
+            f"{'inside the team' if lib.spin <= blas.QUIET_SPIN else 'on numpy.matmul on all cores'}")
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     ap.add_argument("names", nargs="*", help="run only the kernels whose name contains one of these")
@@ -803,6 +820,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     # The default build is portable; CORE_TEIL_NATIVE_ARCH=1 (then `make install`) builds for this CPU.
     print(f"native extension: {_native.BUILD} build", flush=True)
+    print(f"OpenBLAS idle poll: {openblas_poll()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="core-teil-bench-") as tmp:
         hand = Hand(Path(tmp), _native.BUILD)
         print("hand-written C: " + (hand.toolchain.describe() if hand.toolchain else hand.reason), flush=True)
