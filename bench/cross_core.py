@@ -6,9 +6,11 @@ the state can change from one second to the next.  In the slow state a cache lin
 one core and read on the other costs more.  The native engine's mttkrp streams each GEMM
 chunk through a cache-sized buffer:
 both of OpenBLAS's threads write the buffer, and the calling thread reads it back for the
-reduction.  That is the pattern the slow state punishes.  The hand-written numpy (one GEMM
-into a 125 MB temporary, then ``numpy.einsum``) goes through memory instead and keeps its
-time.
+reduction.  That is the pattern the slow state punishes.  (Since ``python -m bench`` imports
+core_teil before numpy, the native kernel here calls its GEMMs inside its own team instead:
+docs/decisions.md, "GEMMs inside the team"; the GEMM columns still measure the old pattern.)
+The hand-written numpy (one GEMM into a 125 MB temporary, then ``numpy.einsum``) goes through
+memory instead and keeps its time.
 
 For SECONDS (default 60), each round first times one ``numpy.matmul`` 1024, which names the
 state (below 21.5 ms: fast). It then times:
