@@ -26,11 +26,10 @@ import numpy as np
 import pytest
 
 import core_teil as ct
-from core_teil.frontends.einsum import from_einsum
 from core_teil.native import _native, blas, engine, planner
 from core_teil.native.engine import Streamed
+from tests.test_blas_direct import _inputs as first_inputs
 
-DIMS = {"i": 37, "k": 61, "l": 53, "j": 45}
 SPEC = "ikl,kj,lj->ij"  # streamed: A = B[i,k,l] (rows (i,k), contiguous l), 61 rows per element
 
 
@@ -42,12 +41,7 @@ def _lib() -> blas.OpenBLAS:
 
 
 def _inputs(spec: str = SPEC, seed: int = 0) -> tuple[ct.Program, dict[str, np.ndarray]]:
-    ins = spec.split("->")[0].split(",")
-    shapes = [tuple(DIMS[c] for c in t) for t in ins]
-    p = from_einsum(spec, *shapes)
-    rng = np.random.default_rng(seed)
-    names = [a.name for a in p.inputs()]
-    return p, {n: rng.standard_normal(s) for n, s in zip(names, shapes, strict=True)}
+    return first_inputs(spec, seed)
 
 
 @pytest.fixture
