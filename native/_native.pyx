@@ -274,7 +274,7 @@ def run_streamed(OpTable table not None, cnp.ndarray slots_i not None, const uns
     """A streamed call (``planner.stream_blas``) with the GEMM inside the team: every thread
     takes chunks of ``chunk`` batch elements, computes their rows of the BLAS step into its own
     chunk buffer (one row of ``buffers``) with a single-threaded ``dgemm`` and then runs the
-    table's ops on those elements from that buffer, so each chunk is read by the core that
+    table's one op on those elements from that buffer, so each chunk is read by the core that
     wrote it (issue 15: mttkrp on two cores; ``engine.run_call``'s loop runs the GEMM on
     OpenBLAS's threads and the ops on ours).
 
@@ -289,8 +289,8 @@ def run_streamed(OpTable table not None, cnp.ndarray slots_i not None, const uns
             or not cnp.PyArray_ISNOTSWAPPED(slots_i) or not cnp.PyArray_ISALIGNED(slots_i)):
         raise ValueError("slots must be an aligned C-contiguous int64 array of three columns")
     cdef int64_t nslots = cnp.PyArray_DIMS(slots_i)[0]
-    if fixed.shape[0] != nslots or nslots < 3 * table.nops:
-        raise ValueError("one fixed flag per slot row, three slot rows per op")
+    if table.nops != 1 or fixed.shape[0] != nslots or nslots < 3:
+        raise ValueError("one op (the planner streams a BLAS step into a single op), one fixed flag per slot row")
     if chunk < 1 or dgemm == 0 or len(gemm) != 10:
         raise ValueError("run_streamed: a positive chunk, a dgemm and ten GEMM terms")
     cdef int transa = gemm[0], transb = gemm[1]
@@ -317,12 +317,12 @@ def run_streamed(OpTable table not None, cnp.ndarray slots_i not None, const uns
         with nogil:
             if nt <= 1:
                 for c in range(nchunks):
-                    _streamed_chunk(table.ops, table.nops, slots, &fixed[0], nslots, mine, bufs,
+                    _streamed_chunk(table.ops, slots, &fixed[0], nslots, mine, bufs,
                                     c * chunk, min(nbatch, (c + 1) * chunk), f, transa, transb,
                                     mrow, n, k, a, astep, lda, b, ldb)
             else:
                 for c in prange(nchunks, schedule="dynamic", num_threads=nt):
-                    _streamed_chunk(table.ops, table.nops, slots, &fixed[0], nslots,
+                    _streamed_chunk(table.ops, slots, &fixed[0], nslots,
                                     mine + threadid() * nslots, bufs + threadid() * width,
                                     c * chunk, min(nbatch, (c + 1) * chunk), f, transa, transb,
                                     mrow, n, k, a, astep, lda, b, ldb)
@@ -330,11 +330,11 @@ def run_streamed(OpTable table not None, cnp.ndarray slots_i not None, const uns
         free(mine)
 
 
-cdef void _streamed_chunk(const tk_op *ops, int nops, const tk_slot *slots, const unsigned char *fixed,
+cdef void _streamed_chunk(const tk_op *op, const tk_slot *slots, const unsigned char *fixed,
                           int64_t nslots, tk_slot *mine, double *buf, int64_t lo, int64_t hi,
                           tk_dgemm f, int transa, int transb, int64_t mrow, int64_t n, int64_t k,
                           const double *a, int64_t astep, int64_t lda, const double *b, int64_t ldb) noexcept nogil:
-    cdef int64_t r, i
+    cdef int64_t r
     f(101, transa, transb, (hi - lo) * mrow, n, k, 1.0, a + lo * astep, lda, b, ldb, 0.0, buf, n)
     for r in range(nslots):
         mine[r].bstride = slots[r].bstride
@@ -345,8 +345,4 @@ cdef void _streamed_chunk(const tk_op *ops, int nops, const tk_slot *slots, cons
             mine[r].base = slots[r].base + lo * slots[r].bstride
         else:
             mine[r].base = NULL
-    if nops == 1:
-        tk_run_chunk(ops, mine, 0, hi - lo)
-    else:
-        for i in range(hi - lo):
-            tk_run_element(ops, nops, mine, i, NULL)
+    tk_run_chunk(op, mine, 0, hi - lo)

@@ -10,6 +10,8 @@ leaves OpenBLAS's thread count as it found it.
 
 from __future__ import annotations
 
+import ctypes
+import dataclasses
 import os
 import platform
 import threading
@@ -241,7 +243,7 @@ def test_batched_and_odd_views_keep_numpy_matmul() -> None:
     k = ct.compile(p, {})
     assert _streamed(k) == []
     st = Streamed.of
-    g = Gemm((0, (4, 6), (48, 8)), (0, (6, 5), (40, 8)), 1, 4, 5, 6, 4)
+    g = Gemm((0, (4, 6), (48, 8)), (0, (6, 5), (40, 8)), 1, 4, 5, 6, 4, 1, 1)
     call = planner.Call([], 4, 0, None, [], chunk=2)
     assert st(call, g) is None  # no ops to stream into
 
@@ -281,6 +283,46 @@ def test_only_a_pthreads_build_is_bound(monkeypatch: pytest.MonkeyPatch) -> None
     unreadable one is refused as well."""
     lib = _needs_openblas()
     assert blas._bind(lib.path) is not None
-    for answer in (0, 2, -1):
-        monkeypatch.setattr(blas, "_parallel", lambda _lib, _p, _s, a=answer: a)
+    real = blas._ask
+    for answer in (0, 2, None):
+        def ask(so: ctypes.CDLL, *names: str, a: int | None = answer) -> int | None:
+            return a if "get_parallel" in names[0] else real(so, *names)
+
+        monkeypatch.setattr(blas, "_ask", ask)
         assert blas._bind(lib.path) is None
+
+
+@pytest.mark.parametrize(("spec", "labels"), [("iklm,lmj,kj->ij", (2, 2)), ("ilmk,lmj,kj->ij", (3, 1))])
+def test_a_gemm_over_several_labels_splits_its_views_where_they_divide(
+        spec: str, labels: tuple[int, int], small_chunks: None, counted: list[tuple[int, int]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two contracted labels (``l, m``) or three row labels (``i, l, m``): the views are cut after
+    ``Gemm.i_labels`` and ``Gemm.k_labels`` labels, not after the first."""
+    _needs_openblas()
+    monkeypatch.setattr(blas, "QUIET_SPIN", 30)
+    dims = {"i": 37, "k": 61, "l": 9, "m": 7, "j": 45}
+    shapes = [tuple(dims[c] for c in t) for t in spec.split("->")[0].split(",")]
+    p = from_einsum(spec, *shapes)
+    k = ct.compile(p, {})
+    (cc,) = [cc for calls in k._prepare({}).calls for cc in calls if cc.streamed is not None]
+    assert (cc.gemm.i_labels, cc.gemm.k_labels) == labels
+    rng = np.random.default_rng(13)
+    arrays = {a.name: rng.standard_normal(s) for a, s in zip(p.inputs(), shapes, strict=True)}
+    (got,) = k(**arrays).values()
+    (want,) = ct.evaluate(p, arrays).values()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert counted and counted[0][1] < 37  # the team ran it, in more than one chunk
+
+
+def test_the_team_runs_one_op_and_refuses_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A streamed call is a BLAS step and the single op the planner fused it with; a call of
+    several ops keeps the numpy.matmul loop, and run_streamed itself refuses one."""
+    p, _ = _inputs("ikl,kj,lj->ij")
+    (cc,) = [cc for calls in ct.compile(p, {})._prepare({}).calls for cc in calls if cc.streamed is not None]
+    two = dataclasses.replace(cc.call, ops=[*cc.call.ops, *cc.call.ops])
+    assert Streamed.of(two, cc.gemm) is None
+    rows = np.array([d.row(3 * q) for q, d in enumerate(two.ops)], dtype=np.int64)
+    table = _native.OpTable(rows, np.array([d.coeff for d in two.ops]))
+    with pytest.raises(ValueError, match="one op"):
+        _native.run_streamed(table, np.zeros((6, 3), dtype=np.int64), np.zeros(6, dtype=np.uint8), 37, 3, 1,
+                             1, (111, 111, 61, 45, 53, 0, 0, 53, 0, 45), np.zeros((1, 3 * 61 * 45)))

@@ -53,7 +53,7 @@ def _loaded_paths() -> list[str]:
     """Shared objects with "openblas" in their name mapped into this process (Linux)."""
     try:
         with open("/proc/self/maps") as maps:
-            paths = {line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) == 6}
+            paths = {fields[5].strip() for fields in (line.split(None, 5) for line in maps) if len(fields) == 6}
     except OSError:
         return []
     return sorted(p for p in paths if "openblas" in os.path.basename(p).lower() and ".so" in p)
@@ -78,7 +78,7 @@ def _bind(path: str) -> OpenBLAS | None:
             return None
         # a pthreads build: an OpenMP one's set_num_threads is omp_set_num_threads, which
         # would cut our own team to one thread inside one_thread
-        if _parallel(lib, prefix, suffix) != PTHREADS:
+        if _ask(lib, f"{prefix}openblas_get_parallel{suffix}") != PTHREADS:
             return None
         get.restype, get.argtypes = ctypes.c_int, []
         put.restype, put.argtypes = None, [ctypes.c_int]
@@ -90,28 +90,24 @@ def _bind(path: str) -> OpenBLAS | None:
 PTHREADS = 1
 
 
-def _parallel(lib: ctypes.CDLL, prefix: str, suffix: str) -> int:
-    """The build's threading model, -1 when it cannot be read."""
-    try:
-        getter = getattr(lib, f"{prefix}openblas_get_parallel{suffix}")
-    except AttributeError:
-        return -1
-    getter.restype, getter.argtypes = ctypes.c_int, []
-    return int(getter())
-
-
-def _spin(lib: ctypes.CDLL, prefix: str, suffix: str) -> int:
-    """blas_server.c's timeout: the variable's value clamped to 4..30, 28 when it is unset (0)
-    or cannot be read."""
-    for name in (f"{prefix}openblas_thread_timeout{suffix}", "openblas_thread_timeout"):
+def _ask(lib: ctypes.CDLL, *names: str) -> int | None:
+    """The int that the first of ``names`` that ``lib`` exports returns (a getter of no
+    arguments), or ``None`` when it exports none of them."""
+    for name in names:
         try:
             getter = getattr(lib, name)
         except AttributeError:
             continue
         getter.restype, getter.argtypes = ctypes.c_int, []
-        t = getter()
-        return min(max(t, 4), 30) if t > 0 else 28
-    return 28
+        return int(getter())
+    return None
+
+
+def _spin(lib: ctypes.CDLL, prefix: str, suffix: str) -> int:
+    """blas_server.c's timeout: the variable's value clamped to 4..30, 28 when it is unset (0)
+    or cannot be read."""
+    t = _ask(lib, f"{prefix}openblas_thread_timeout{suffix}", "openblas_thread_timeout")
+    return min(max(t, 4), 30) if t is not None and t > 0 else 28
 
 
 @cache

@@ -164,8 +164,9 @@ def _no_span() -> Any:
 class Gemm:
     """A BLAS step's views, worked out once per plan (matmul 1024 spent 0.3 ms per call on it):
     ``a`` and ``b`` as (offset, shape, byte strides) in the label orders [batch, i, k] and
-    [batch, k, j], the matrix shapes numpy.matmul gets, and the extent of ``i``'s first label
-    (the streamed one)."""
+    [batch, k, j], the matrix shapes numpy.matmul gets, the extent of ``i``'s first label
+    (the streamed one), and how many labels ``i`` and ``k`` have (where ``a``'s and ``b``'s
+    label orders divide)."""
 
     a: tuple[int, tuple[int, ...], tuple[int, ...]]
     b: tuple[int, tuple[int, ...], tuple[int, ...]]
@@ -174,6 +175,8 @@ class Gemm:
     nj: int
     nk: int
     first: int
+    i_labels: int
+    k_labels: int
 
     @staticmethod
     def of(step: Step) -> Gemm:
@@ -185,7 +188,7 @@ class Gemm:
 
         size = [math.prod(x.bound for x in g) for g in (batch, i, j, k)]
         return Gemm(view(step.args[0], batch + i + k), view(step.args[1], batch + k + j), *size,
-                    i[0].bound if i else 1)
+                    i[0].bound if i else 1, len(i), len(k))
 
 
 def _matrix(dims: list[tuple[int, int]]) -> tuple[int, int] | None:
@@ -235,27 +238,30 @@ class Streamed:
 
     @staticmethod
     def of(call: Call, g: Gemm) -> Streamed | None:
-        """``None`` where numpy.matmul must do it (a batched GEMM, views BLAS cannot take)."""
-        if call.blas is None or not call.ops or call.scratch or g.nb != 1 or g.first != call.nbatch \
+        """``None`` where numpy.matmul must do it (a batched GEMM, views BLAS cannot take, or
+        other than the one op the planner streams a GEMM into: ``_native.run_streamed`` runs one)."""
+        if call.blas is None or len(call.ops) != 1 or call.scratch or g.nb != 1 or g.first != call.nbatch \
                 or min(g.ni, g.nj, g.nk) < 1 or any(s % 8 for s in (*g.a[2], *g.b[2])):
             return None
-        # the views' label orders are [i..., k...] and [k..., j...]; g.ni's labels come first
+        # the views' label orders are [i..., k...] and [k..., j...] (unbatched)
         da = list(zip(g.a[1], (s // 8 for s in g.a[2]), strict=True))
         db = list(zip(g.b[1], (s // 8 for s in g.b[2]), strict=True))
-        split = next((s for s in range(len(da) + 1) if math.prod(n for n, _ in da[:s]) == g.ni
-                      and math.prod(n for n, _ in da[s:]) == g.nk), None)
-        ksplit = next((s for s in range(len(db) + 1) if math.prod(n for n, _ in db[:s]) == g.nk
-                       and math.prod(n for n, _ in db[s:]) == g.nj), None)
-        if split is None or ksplit is None or split == 0 or da[0][0] != g.first:
+        if g.i_labels == 0 or da[0][0] != g.first:
             return None
-        la, lb = _cblas(da[:split], da[split:]), _cblas(db[:ksplit], db[ksplit:])
+        la = _cblas(da[:g.i_labels], da[g.i_labels:])
+        lb = _cblas(db[:g.k_labels], db[g.k_labels:])
         if la is None or lb is None or g.a[0] < 0 or g.b[0] < 0:
             return None
-        streamed = call.blas.out.store
-        fixed = np.array([r < len(d.operands) and d.operands[r].store is streamed
-                          for d in call.ops for r in range(3)], dtype=np.uint8)
-        return Streamed(la[0], lb[0], g.ni // g.first, g.nj, g.nk, g.a[0], da[0][1], la[1],
-                        g.b[0], lb[1], call.chunk * (streamed.size // call.nbatch), fixed)
+        return Streamed(la[0], lb[0], g.ni // g.first, g.nj, g.nk, g.a[0], da[0][1], la[1], g.b[0], lb[1],
+                        call.chunk * (call.blas.out.store.size // call.nbatch), fixed_rows(call).astype(np.uint8))
+
+
+def fixed_rows(call: Call) -> np.ndarray:
+    """Per slot row of a streamed call, whether it addresses the chunk buffer (the BLAS step's
+    output), which every chunk rewrites from its start, rather than a buffer moved to the chunk."""
+    assert call.blas is not None
+    streamed = call.blas.out.store
+    return np.array([r < len(d.operands) and d.operands[r].store is streamed for d in call.ops for r in range(3)])
 
 
 @dataclass(eq=False)  # hashed by identity: a thread's slot table is kept under its call
@@ -991,15 +997,16 @@ def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp
         _native.run(cc.table, slots, call.nbatch, call.scratch, threads_for(call.nbatch * cc.work))
         return
     nt = threads_for(call.nbatch * cc.work)
+    team = _native.openmp_threads() if nt != 1 else 1
     lib = blas.library() if cc.streamed is not None else None
     # the GEMMs go into our team when it is as wide as OpenBLAS would be, and OpenBLAS's idle
     # workers do not poll beside it (docs/decisions.md, "GEMMs inside the team")
-    if lib is not None and lib.quiet() and lib.get_threads() <= (_native.openmp_threads() if nt != 1 else 1):
-        run_streamed(cc, cc.streamed, lib, slots, temps, array_of, nt, pool)
+    if lib is not None and lib.quiet() and lib.get_threads() <= team:
+        run_streamed(cc, cc.streamed, lib, slots, temps, array_of, nt, team, pool)
         return
     # streamed (planner.stream_blas): the BLAS rows of batch elements [lo, hi) into the
     # chunk buffer, then the ops on those elements; the chunk buffer's rows start at lo
-    fixed = np.array([r < len(d.operands) and d.operands[r].store is streamed for d in call.ops for r in range(3)])
+    fixed = fixed_rows(call)
     moved = slots.copy()
     for lo in range(0, call.nbatch, call.chunk):
         hi = min(call.nbatch, lo + call.chunk)
@@ -1009,17 +1016,17 @@ def run_call(cc: CompiledCall, store: dict[Buffer, np.ndarray], temps: dict[Temp
 
 
 def run_streamed(cc: CompiledCall, st: Streamed, lib: blas.OpenBLAS, slots: np.ndarray,
-                 temps: dict[Temp, np.ndarray], array_of: Any, nt: int,
+                 temps: dict[Temp, np.ndarray], array_of: Any, nt: int, team: int,
                  pool: dict[Temp, np.ndarray] | None) -> None:
-    """:func:`run_call`'s streamed loop inside the OpenMP team: each thread computes its chunks'
-    GEMM rows into a chunk buffer of its own and consumes them (``_native.run_streamed``)."""
+    """:func:`run_call`'s streamed loop inside the OpenMP team (``team`` threads; ``nt`` is
+    :func:`threads_for`'s answer): each thread computes its chunks' GEMM rows into a chunk
+    buffer of its own and consumes them (``_native.run_streamed``)."""
     step = cc.call.blas
     assert step is not None
-    threads = _native.openmp_threads() if nt != 1 else 1
     key = (cc, "chunks")
     bufs = pool.get(key) if pool is not None else None  # type: ignore[call-overload]
-    if bufs is None or bufs.shape[0] < threads:
-        bufs = aligned_empty((threads, st.width + (-st.width) % 8))  # rows on 64-byte boundaries
+    if bufs is None or bufs.shape[0] < team:
+        bufs = aligned_empty((team, st.width + (-st.width) % 8))  # rows on 64-byte boundaries
         if pool is not None:
             pool[key] = bufs  # type: ignore[index]
 
