@@ -1,6 +1,7 @@
 """An outside robustness review of the CLI and the Python API (SPEC.md section 6): a ``--scheduler``
 that never answers, or answers in another protocol; inputs named ``self`` and ``out``; calls that
-do not fit a function's signature; ``ct.einsum(..., pad=M)``'s layout; ``--param`` messages."""
+do not fit a function's signature; ``ct.einsum(..., pad=M)``'s layout; ``--param`` messages;
+arguments of the wrong type."""
 
 from __future__ import annotations
 
@@ -264,3 +265,68 @@ def test_equiv_says_an_undeclared_param_naming_both_files(capsys: pytest.Capture
     assert cli.main(["equiv", str(AXPY), str(MATMUL), "--param", "q=2"]) == 2
     err = capsys.readouterr().err
     assert f"{AXPY} and {MATMUL}: --param q=2: neither program declares a parameter 'q'" in err
+
+
+# --------------------------------------------------------------------------
+# 7: an argument of the wrong type is a TeilError, whatever the argument
+# --------------------------------------------------------------------------
+
+#: Values a caller may pass by mistake: an array where a name or a mapping belongs (numpy
+#: refuses its truth value), numbers where names belong, containers where numbers belong.
+ODD = [None, 1, -1, 2.5, "", "x", [], {}, (1,), np.int64(3), np.float64(1.0), True, float("nan"), 10**30,
+       np.zeros(3), np.zeros((2, 3), dtype=object), object()]
+
+
+def _calls() -> list[tuple[str, Any]]:
+    p = ct.load(str(MATMUL))
+    a, b = np.ones((2, 3)), np.ones((3, 4))
+    sizes = {"l": 2, "m": 3, "n": 4}
+    kernel = ct.compile(p, sizes)
+    return [
+        ("kernel(A=?)", lambda v: kernel(A=v, B=b)),
+        ("kernel(out=?)", lambda v: kernel(A=a, B=b, out=v)),
+        ("kernel(out={C: ?})", lambda v: kernel(A=a, B=b, out={"C": v})),
+        ("evaluate(inputs=?)", lambda v: ct.evaluate(p, v)),
+        ("evaluate(params=?)", lambda v: ct.evaluate(p, {"A": a, "B": b}, v)),
+        ("evaluate(pad=?)", lambda v: ct.evaluate(p, {"A": a, "B": b}, None, v)),
+        ("compile(params=?)", lambda v: ct.compile(p, v)),
+        ("compile(pad=?)", lambda v: ct.compile(p, None, v)),
+        ("check(?)", lambda v: ct.check(v)),
+        ("prove(pad=?)", lambda v: ct.prove(p, sizes, v)),
+        ("trace(at=?)", lambda v: ct.trace(p, v)),
+        ("einsum(engine=?)", lambda v: ct.einsum("ij,jk->ik", a, b, engine=v)),
+        ("einsum(pad=?)", lambda v: ct.einsum("ij,jk->ik", a, b, pad=v)),
+        ("einsum(out=?)", lambda v: ct.einsum("ij,jk->ik", a, b, out=v)),
+        ("emit_c(pad=?)", lambda v: ct.emit_c(p, sizes, v)),
+        ("batch_dimension(batch=?)", lambda v: ct.batch_dimension(p, None, v)),
+        ("ops.program(?)", lambda v: ct.ops.program(v)),
+        ("ops.nested(?)", lambda v: ct.ops.nested(v)),
+    ]
+
+
+@pytest.mark.parametrize("index", range(len(_calls())), ids=[name for name, _ in _calls()])
+def test_an_argument_of_the_wrong_type_is_a_teil_error(index: int) -> None:
+    """Each call either runs or raises a TeilError; before the fix, ``engine=np.zeros(3)`` and
+    ``batch=np.zeros(3)`` raised numpy's ValueError (an array's truth value) and
+    ``ops.program(1)`` an AttributeError."""
+    name, call = _calls()[index]
+    escaped = []
+    for v in ODD:
+        try:
+            call(v)
+        except ct.TeilError:
+            pass
+        except Exception as exc:
+            escaped.append(f"{name} with {type(v).__name__}: {type(exc).__name__}: {exc}")
+    assert not escaped
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: ct.einsum("ij->ji", np.ones((2, 2)), engine=np.zeros(3)), "engine must be 'native' or 'reference'"),
+    (lambda: ct.batch_dimension(ct.load(str(MATMUL)), None, np.zeros(3)), "declares no shape parameter"),
+    (lambda: ct.ops.program(1), "takes its outputs by name.*not int"),
+    (lambda: ct.ops.nested([ct.ops.Tensor("u", (3,))]), "takes its outputs by name.*not list"),
+])
+def test_the_sweeps_findings_say_what_was_expected(call: Any, message: str) -> None:
+    with pytest.raises(ct.TeilInputError, match=message):
+        call()

@@ -1,5 +1,5 @@
-"""Review r30 (a helper who did not write it) of the Gemm.i_labels / fixed_rows change: the guards that the planner's own calls
-never reach, checked on hand-made calls (as test_blas_direct does for Streamed.of)."""
+"""Review r30 (a helper who did not write it) of the Gemm.i_labels / fixed_rows change: the guards that the
+planner's own calls never reach, checked on hand-made calls (as test_blas_direct does for Streamed.of)."""
 
 from __future__ import annotations
 

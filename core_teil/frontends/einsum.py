@@ -525,7 +525,7 @@ def einsum(subscripts: str, *arrays: Any, engine: str = "native", pad: int | Non
         raise TeilInputError(f"the subscripts must be a string such as 'ij,jk->ik', not "
                              f"{type(subscripts).__name__} (numpy's interleaved form einsum(a, [0, 1], b, "
                              f"[1, 2]) is not supported)")
-    if engine not in ("native", "reference"):
+    if not isinstance(engine, str) or engine not in ("native", "reference"):
         raise TeilInputError(f"engine must be 'native' or 'reference', not {engine!r}")
     pad = check_pad(pad)
     _check_optimize(optimize)

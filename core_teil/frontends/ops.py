@@ -1047,6 +1047,9 @@ def program(outputs: Mapping[str, TExpr] | None = None, /, *, lift: bool = True,
     (default) lifts each applied tensor product into one contraction per factor (paper 000,
     section 5, O(n^4) for interp); ``lift=False`` nests them (:func:`nested`).  Raises
     :class:`~core_teil.errors.TeilInputError` for a bad name or a name used twice."""
+    if outputs is not None and not isinstance(outputs, Mapping):
+        _raise(TeilInputError, f"ops.program takes its outputs by name, e.g. ops.program(v=(A*A*A)(u)), "
+                               f"or as a mapping of names to expressions, not {type(outputs).__name__}")
     outs: dict[str, TExpr] = {}
     for src in (outputs or {}), named:
         for name, e in src.items():
