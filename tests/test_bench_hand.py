@@ -308,6 +308,37 @@ def test_the_pad_target_names_the_kernels_whose_padded_floor_is_above_the_unpadd
     assert lines[-1].startswith("helm E=5000 n=13") and "native pad 8 1.16x of it" in lines[-1]
 
 
+def test_a_kernel_that_is_one_gemm_times_its_overflow_guard() -> None:
+    import core_teil as ct
+    from core_teil.native import engine as native
+
+    a, b = np.ones((64, 65)), np.ones((65, 66))  # large enough for the planner's one-GEMM path
+    kern = native.compile(ct.load(str(ROOT / "examples/matmul.teil")), {"l": 64, "m": 65, "n": 66})
+    kern(A=a, B=b)
+    guard = bench._direct_guard(kern, {"A": a, "B": b})
+    assert guard is not None
+    guard()  # finite and small: the guard lets the GEMM run
+    # it is the engine's guard, on the values given: one beyond OVERFLOW_BOUND / 5 stops it
+    big = bench._direct_guard(kern, {"A": a * 1e300, "B": b * 1e10})
+    assert big is not None
+    with pytest.raises(native._Reordered):
+        big()
+    fused = native.compile(ct.load(str(ROOT / "examples/matmul.teil")), {"l": 4, "m": 5, "n": 6})
+    fused(A=np.ones((4, 5)), B=np.ones((5, 6)))
+    assert bench._direct_guard(fused, {}) is None  # the fused loops, not one GEMM
+
+
+def test_the_matmul_verdict_says_what_the_guard_took() -> None:
+    run = _run("single thread", {"bmm 8192x72x26": {"native": 10.5, "hand numpy": 10.0, bench.GUARD: 0.8}})
+    target, ok = next((t, ok) for t, ok in bench.issue15_targets(run, None) if t.startswith("no bench kernel"))
+    assert ok is False
+    assert target.endswith("worst bmm 8192x72x26, native 1.05x hand numpy; the overflow guard (a scan of both "
+                           "inputs) took 0.80 ms of native's 10.5, native without it 0.97x")
+    del run.rows[-1].ms[bench.GUARD]
+    target = next(t for t, _ in bench.issue15_targets(run, None) if t.startswith("no bench kernel"))
+    assert target.endswith("native 1.05x hand numpy")
+
+
 def test_unmeasured_targets_are_not_applicable() -> None:
     v = _verdicts(None, None)
     assert v["interp E=20000 n=4 <= 2x the floor, single-threaded"] is None
