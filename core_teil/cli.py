@@ -73,6 +73,26 @@ def parse_params(items: Sequence[str] | None, *files: tuple[str, Program]) -> di
     if not items:
         return None
     from .semantics.inputs import check_params  # numpy: not for a run without --param
+    where = " and ".join(f for f, _ in files)
+    try:
+        params = check_params(_param_values(items), cli=True)
+    except TeilInputError as exc:
+        if not where:
+            raise
+        raise TeilInputError(f"{where}: {exc.message}") from None
+    if files:
+        declared = [n for _, program in files for n in program.params]
+        for name, number in params.items():
+            if name not in declared:
+                which = ("the program declares no parameter", "it declares") if len(files) == 1 \
+                    else ("neither program declares a parameter", "they declare")
+                raise TeilInputError(f"{where}: --param {name}={number}: {which[0]} "
+                                     f"{name!r} ({which[1]}: {', '.join(dict.fromkeys(declared)) or 'none'})")
+    return params
+
+
+def _param_values(items: Sequence[str]) -> dict[str, int]:
+    """The NAME=DIGITS pairs of the ``--param`` flags, each name given once."""
     out: dict[str, int] = {}
     for item in items:
         for part in item.split(","):
@@ -87,16 +107,7 @@ def parse_params(items: Sequence[str] | None, *files: tuple[str, Program]) -> di
             if out.get(name, number) != number:
                 raise TeilInputError(f"--param {name} is given twice, as {out[name]} and {number}")
             out[name] = number
-    params = check_params(out, cli=True)
-    if files:
-        declared = [n for _, program in files for n in program.params]
-        for name, number in params.items():
-            if name not in declared:
-                which = ("the program declares no parameter", "it declares") if len(files) == 1 \
-                    else ("neither program declares a parameter", "they declare")
-                raise TeilInputError(f"{' and '.join(f for f, _ in files)}: --param {name}={number}: {which[0]} "
-                                     f"{name!r} ({which[1]}: {', '.join(dict.fromkeys(declared)) or 'none'})")
-    return params
+    return out
 
 
 def pad_arg(text: str) -> int:

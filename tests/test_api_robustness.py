@@ -330,3 +330,16 @@ def test_an_argument_of_the_wrong_type_is_a_teil_error(index: int) -> None:
 def test_the_sweeps_findings_say_what_was_expected(call: Any, message: str) -> None:
     with pytest.raises(ct.TeilInputError, match=message):
         call()
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("l=2.5", "--param 'l=2.5': '2.5' is not an integer >= 1 written in the digits 0-9"),
+    ("l=0", "--param l=0: shape parameters range over integers >= 1"),
+    ("l", "--param 'l': expected NAME=INTEGER, e.g. --param n=7"),
+    ("l=2,l=3", "--param l is given twice, as 2 and 3"),
+])
+def test_a_malformed_param_names_the_file_too(capsys: pytest.CaptureFixture[str], value: str, message: str) -> None:
+    assert cli.main(["check", str(MATMUL), "--param", value]) == 2
+    assert f"{MATMUL}: {message}" in capsys.readouterr().err
+    assert cli.main(["equiv", str(MATMUL), str(AXPY), "--param", value]) == 2
+    assert f"{MATMUL} and {AXPY}: {message}" in capsys.readouterr().err
