@@ -43,6 +43,12 @@ class Span:
 
 NO_SPAN = Span()
 
+
+def in_file(file: str) -> str:
+    """``"FILE: "`` to start a message that has no line to point at, so that it still names the
+    file (SPEC.md section 6); empty for a program that is no file (``<string>``, ``<ops>``)."""
+    return f"{file}: " if file and not file.startswith("<") else ""
+
 #: At most this many characters of the offending line are shown.
 CONTEXT_WIDTH = 120
 

@@ -343,3 +343,25 @@ def test_a_malformed_param_names_the_file_too(capsys: pytest.CaptureFixture[str]
     assert f"{MATMUL}: {message}" in capsys.readouterr().err
     assert cli.main(["equiv", str(MATMUL), str(AXPY), "--param", value]) == 2
     assert f"{MATMUL} and {AXPY}: {message}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["trace", str(MATMUL), "Q[1]"], "'Q[1]': the program allocates no 'Q' (allocations: A, B, C)"),
+    (["trace", str(MATMUL), "C[1"], "'C[1': expected an allocation and a 1-based multi-index"),
+    (["run", str(MATMUL), "--input", "Z=ZPATH", "--output", "OUT"], "input 'Z': the program allocates no 'Z'"),
+])
+def test_an_error_without_a_line_still_names_the_file(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                      argv: list[str], message: str) -> None:
+    np.save(tmp_path / "z.npy", np.ones(2))
+    argv = [str(tmp_path / "z.npy") if a == "ZPATH" else str(tmp_path / "o.npz") if a == "OUT"
+            else a.replace("ZPATH", str(tmp_path / "z.npy")) for a in argv]
+    assert cli.main([*argv, "--param", "l=2,m=3,n=4"]) == 2
+    assert f"{MATMUL}: {message}" in capsys.readouterr().err
+
+
+def test_a_program_that_is_no_file_is_not_named_as_one() -> None:
+    text = MATMUL.read_text()
+    with pytest.raises(ct.TeilInputError, match=r"^core-teil: input error: input 'Z': the program allocates no"):
+        ct.evaluate(ct.parse(text), {"Z": np.ones(2)})
+    with pytest.raises(ct.TeilInputError, match=rf"^core-teil: input error: {MATMUL}: input 'Z'"):
+        ct.evaluate(ct.load(str(MATMUL)), {"Z": np.ones(2)})

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import NO_SPAN, Span, TeilInputError, TeilResourceError
+from ..errors import NO_SPAN, Span, TeilInputError, TeilResourceError, in_file
 from ..lang.printer import format_shape
 from ..lang.shapes import round_up
 from ..lang.syntax import Alloc, Dim, Param, Program, Var, expect_program, walk
@@ -154,7 +154,7 @@ def infer_params(program: Program, inputs: Mapping[str, Any],
     for name, value in inputs.items():
         a = program.alloc(name)
         if a is None:
-            raise TeilInputError(f"input {name!r}: the program allocates no {name!r} "
+            raise TeilInputError(f"{in_file(program.file)}input {name!r}: the program allocates no {name!r} "
                                  f"(it allocates {', '.join(x.name for x in program.allocs) or 'nothing'})")
         try:
             shape = np.shape(value)
@@ -213,7 +213,7 @@ def check_supplied(program: Program, inputs: Mapping[str, Any]) -> None:
     """Every input names an allocation, and every required one is there (before shapes matter)."""
     for name in inputs:
         if program.alloc(name) is None:
-            raise TeilInputError(f"input {name!r}: the program allocates no {name!r} "
+            raise TeilInputError(f"{in_file(program.file)}input {name!r}: the program allocates no {name!r} "
                                  f"(it allocates {', '.join(a.name for a in program.allocs) or 'nothing'})")
     required = required_inputs(program)
     for a in program.allocs:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import z3
 
-from ..errors import NO_SPAN, TeilInputError, TeilResourceError
+from ..errors import NO_SPAN, TeilInputError, TeilResourceError, in_file
 from ..lang.printer import format_expr, format_shape, format_stmt
 from ..lang.shapes import round_up
 from ..lang.shapes import solver as z3_solver
@@ -471,11 +471,13 @@ def parse_at(typed: TypedProgram, at: str) -> tuple[str, Index]:
         raise TeilInputError(f"expected an index such as 'C[1,2]' as text, not {type(at).__name__}")
     m = _AT.match(at)
     if m is None:
-        raise TeilInputError(f"{at!r}: expected an allocation and a 1-based multi-index, e.g. 'C[1,2]'")
+        raise TeilInputError(f"{in_file(typed.program.file)}{at!r}: expected an allocation and a 1-based "
+                             f"multi-index, e.g. 'C[1,2]'")
     x, inner = m.group(1), m.group(2)
     if x not in typed.gamma:
         known = ", ".join(typed.gamma) or "none"
-        raise TeilInputError(f"{at!r}: the program allocates no {x!r} (allocations: {known})")
+        raise TeilInputError(f"{in_file(typed.program.file)}{at!r}: the program allocates no {x!r} "
+                             f"(allocations: {known})")
     parts = [p.strip() for p in inner.split(",")] if inner is not None and inner.strip() else []
     k: list[Any] = []
     for p in parts:
