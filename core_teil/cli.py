@@ -262,6 +262,9 @@ def parse_inputs(items: Sequence[str] | None, program: Program) -> dict[str, np.
             continue
         alloc = program.alloc(name)
         span = alloc.span if alloc is not None else NO_SPAN
+        if not name.strip() or not path:  # a path of spaces may name a file; an empty one names none
+            raise TeilInputError(f"--input {item}: expected NAME=PATH, e.g. --input A=a.npy "
+                                 f"({'the name' if not name.strip() else 'the path'} is empty)", span)
         data = load_array_file(path, span)
         if isinstance(data, dict):
             if name not in data:

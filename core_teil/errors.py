@@ -49,6 +49,7 @@ def in_file(file: str) -> str:
     file (SPEC.md section 6); empty for a program that is no file (``<string>``, ``<ops>``)."""
     return f"{file}: " if file and not file.startswith("<") else ""
 
+
 #: At most this many characters of the offending line are shown.
 CONTEXT_WIDTH = 120
 

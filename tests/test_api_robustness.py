@@ -365,3 +365,14 @@ def test_a_program_that_is_no_file_is_not_named_as_one() -> None:
         ct.evaluate(ct.parse(text), {"Z": np.ones(2)})
     with pytest.raises(ct.TeilInputError, match=rf"^core-teil: input error: {MATMUL}: input 'Z'"):
         ct.evaluate(ct.load(str(MATMUL)), {"Z": np.ones(2)})
+
+
+@pytest.mark.parametrize(("item", "message"), [
+    ("A=", f"{MATMUL}:10:1: input error: --input A=: expected NAME=PATH, e.g. --input A=a.npy (the path is empty)"),
+    ("=a.npy", "core-teil: input error: --input =a.npy: expected NAME=PATH, e.g. --input A=a.npy (the name is empty)"),
+])
+def test_an_input_flag_with_an_empty_side_says_so(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                  item: str, message: str) -> None:
+    # before: "--input A=" read the path "" and said ": no such file"
+    assert cli.main(["run", str(MATMUL), "--input", item, "--output", str(tmp_path / "o.npz")]) == 2
+    assert message in capsys.readouterr().err
