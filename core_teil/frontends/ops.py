@@ -1047,9 +1047,7 @@ def program(outputs: Mapping[str, TExpr] | None = None, /, *, lift: bool = True,
     (default) lifts each applied tensor product into one contraction per factor (paper 000,
     section 5, O(n^4) for interp); ``lift=False`` nests them (:func:`nested`).  Raises
     :class:`~core_teil.errors.TeilInputError` for a bad name or a name used twice."""
-    if outputs is not None and not isinstance(outputs, Mapping):
-        _raise(TeilInputError, f"ops.program takes its outputs by name, e.g. ops.program(v=(A*A*A)(u)), "
-                               f"or as a mapping of names to expressions, not {type(outputs).__name__}")
+    _check_outputs(outputs, "ops.program")
     outs: dict[str, TExpr] = {}
     for src in (outputs or {}), named:
         for name, e in src.items():
@@ -1082,6 +1080,13 @@ def program(outputs: Mapping[str, TExpr] | None = None, /, *, lift: bool = True,
     return Program("full", tuple(decls), tuple(low.stmts), file=OPS_FILE)
 
 
+def _check_outputs(outputs: Any, f: str) -> None:
+    if outputs is not None and not isinstance(outputs, Mapping):
+        _raise(TeilInputError, f"{f} takes its outputs by name, e.g. {f}(v=(A*A*A)(u)), "
+                               f"or as a mapping of names to expressions, not {type(outputs).__name__}")
+
+
 def nested(outputs: Mapping[str, TExpr] | None = None, /, **named: TExpr) -> Program:
     """:func:`program` with ``lift=False``: each output one nested expression."""
+    _check_outputs(outputs, "ops.nested")
     return program(outputs, lift=False, **named)

@@ -95,7 +95,10 @@ def batch_dimension(program: Program | TypedProgram, params: Mapping[str, int] |
     candidate, in declaration order, whose obligation is proved."""
     prog = program.program if isinstance(program, TypedProgram) else expect_program(program)
     params = dict(params or {})
-    if batch is not None and (not isinstance(batch, str) or batch not in prog.params):
+    if batch is not None and not isinstance(batch, str):
+        raise TeilInputError(f"batch={batch!r}: the batch dimension is named by a shape parameter, "
+                             f"a string such as 'E', not {type(batch).__name__}")
+    if batch is not None and batch not in prog.params:
         raise TeilInputError(f"batch={batch!r}: the program declares no shape parameter {batch!r} "
                              f"(it has {', '.join(prog.params) or 'none'})")
     names = [batch] if batch is not None else [p for p in prog.params if _in_every_target(prog, p)]

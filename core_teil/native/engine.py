@@ -532,6 +532,9 @@ class Kernel:
         at a time (:mod:`core_teil.native.blockwise`, which refuses a program without one)."""
         from .blockwise import batch_dimension, blockwise
 
+        if batch is not None and not isinstance(batch, str):  # not a dict key to look up (review r31)
+            raise TeilInputError(f"batch={batch!r}: the batch dimension is named by a shape parameter, "
+                                 f"a string such as 'E', not {type(batch).__name__}")
         analyses = self.__dict__.setdefault("_batch_analyses", {})
         if batch not in analyses:
             with _Z3:

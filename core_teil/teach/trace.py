@@ -469,14 +469,15 @@ def parse_at(typed: TypedProgram, at: str) -> tuple[str, Index]:
     """``'C[1,2]'`` -> ``('C', (1, 2))``; a name not a parameter is a symbolic index (``'C[j1,j2]'``)."""
     if not isinstance(at, str):
         raise TeilInputError(f"expected an index such as 'C[1,2]' as text, not {type(at).__name__}")
+    where = in_file(typed.program.file)  # the index text has no line of the program to point at
     m = _AT.match(at)
     if m is None:
-        raise TeilInputError(f"{in_file(typed.program.file)}{at!r}: expected an allocation and a 1-based "
+        raise TeilInputError(f"{where}{at!r}: expected an allocation and a 1-based "
                              f"multi-index, e.g. 'C[1,2]'")
     x, inner = m.group(1), m.group(2)
     if x not in typed.gamma:
         known = ", ".join(typed.gamma) or "none"
-        raise TeilInputError(f"{in_file(typed.program.file)}{at!r}: the program allocates no {x!r} "
+        raise TeilInputError(f"{where}{at!r}: the program allocates no {x!r} "
                              f"(allocations: {known})")
     parts = [p.strip() for p in inner.split(",")] if inner is not None and inner.strip() else []
     k: list[Any] = []
@@ -485,11 +486,11 @@ def parse_at(typed: TypedProgram, at: str) -> tuple[str, Index]:
             k.append(int(p))
         elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p):
             if p in typed.program.params:
-                raise TeilInputError(f"{at!r}: {p!r} is a shape parameter; write an integer, or a fresh "
+                raise TeilInputError(f"{where}{at!r}: {p!r} is a shape parameter; write an integer, or a fresh "
                                      f"name for a symbolic index")
             k.append(Sym(p))
         else:
-            raise TeilInputError(f"{at!r}: {p!r} is not an index (an integer >= 1 or a name)")
+            raise TeilInputError(f"{where}{at!r}: {p!r} is not an index (an integer >= 1 or a name)")
     return x, tuple(k)
 
 
@@ -537,8 +538,8 @@ def trace_steps(typed: TypedProgram, at: str, inputs: Mapping[str, Any] | None =
 def _values(typed: TypedProgram, number: int, stmt: Stmt, k: Index, term: Any, inputs: dict[str, Any],
             pad: int | None) -> tuple[float, float]:
     if any(isinstance(j, Sym) for j in k):
-        raise TeilInputError("evaluating with inputs (--values) needs a numeric index such as 'C[1,2]', "
-                             "not a symbolic one")
+        raise TeilInputError(f"{in_file(typed.program.file)}evaluating with inputs (--values) needs a numeric "
+                             f"index such as 'C[1,2]', not a symbolic one")
     interp = ev.ArrayInterpretation(typed)
     store = ev.initial_store(typed, interp, inputs, pad)
     for s in typed.program.stmts[: number - 1]:
