@@ -432,15 +432,13 @@ GUARD = "overflow guard"
 def _direct_guard(kern: Any, inputs: dict[str, np.ndarray]) -> Callable[[], Any] | None:
     """The overflow guard that ``kern``'s one-GEMM path runs before its BLAS call
     (``Kernel._guard`` on fresh magnitudes, as every call measures them), or None when the
-    kernel is not one GEMM or its GEMM needs no guard."""
+    kernel is not one GEMM."""
     from core_teil.native import engine as native
 
     compiled = list(kern._compiled.values())
-    if len(compiled) != 1:
+    if len(compiled) != 1 or compiled[0].direct is None:
         return None
     c = compiled[0]
-    if c.direct is None or not c.guarded or not c.guarded[0]:
-        return None
     return lambda: native.Kernel._guard(c, 0, native._Sizes(inputs, {}))
 
 

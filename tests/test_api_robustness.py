@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -277,43 +277,48 @@ ODD = [None, 1, -1, 2.5, "", "x", [], {}, (1,), np.int64(3), np.float64(1.0), Tr
        np.zeros(3), np.zeros((2, 3), dtype=object), object()]
 
 
-def _calls() -> list[tuple[str, Any]]:
-    p = ct.load(str(MATMUL))
-    a, b = np.ones((2, 3)), np.ones((3, 4))
-    sizes = {"l": 2, "m": 3, "n": 4}
-    kernel = ct.compile(p, sizes)
-    return [
-        ("kernel(A=?)", lambda v: kernel(A=v, B=b)),
-        ("kernel(out=?)", lambda v: kernel(A=a, B=b, out=v)),
-        ("kernel(out={C: ?})", lambda v: kernel(A=a, B=b, out={"C": v})),
-        ("evaluate(inputs=?)", lambda v: ct.evaluate(p, v)),
-        ("evaluate(params=?)", lambda v: ct.evaluate(p, {"A": a, "B": b}, v)),
-        ("evaluate(pad=?)", lambda v: ct.evaluate(p, {"A": a, "B": b}, None, v)),
-        ("compile(params=?)", lambda v: ct.compile(p, v)),
-        ("compile(pad=?)", lambda v: ct.compile(p, None, v)),
-        ("check(?)", lambda v: ct.check(v)),
-        ("prove(pad=?)", lambda v: ct.prove(p, sizes, v)),
-        ("trace(at=?)", lambda v: ct.trace(p, v)),
-        ("einsum(engine=?)", lambda v: ct.einsum("ij,jk->ik", a, b, engine=v)),
-        ("einsum(pad=?)", lambda v: ct.einsum("ij,jk->ik", a, b, pad=v)),
-        ("einsum(out=?)", lambda v: ct.einsum("ij,jk->ik", a, b, out=v)),
-        ("emit_c(pad=?)", lambda v: ct.emit_c(p, sizes, v)),
-        ("batch_dimension(batch=?)", lambda v: ct.batch_dimension(p, None, v)),
-        ("ops.program(?)", lambda v: ct.ops.program(v)),
-        ("ops.nested(?)", lambda v: ct.ops.nested(v)),
-    ]
+class _Given:
+    """What the calls below are made with (built per test, not when pytest collects them)."""
+
+    def __init__(self) -> None:
+        self.p = ct.load(str(MATMUL))
+        self.a, self.b = np.ones((2, 3)), np.ones((3, 4))
+        self.sizes = {"l": 2, "m": 3, "n": 4}
+        self.kernel = ct.compile(self.p, self.sizes)
 
 
-@pytest.mark.parametrize("index", range(len(_calls())), ids=[name for name, _ in _calls()])
-def test_an_argument_of_the_wrong_type_is_a_teil_error(index: int) -> None:
+CALLS: list[tuple[str, Callable[[_Given, Any], Any]]] = [
+    ("kernel(A=?)", lambda g, v: g.kernel(A=v, B=g.b)),
+    ("kernel(out=?)", lambda g, v: g.kernel(A=g.a, B=g.b, out=v)),
+    ("kernel(out={C: ?})", lambda g, v: g.kernel(A=g.a, B=g.b, out={"C": v})),
+    ("evaluate(inputs=?)", lambda g, v: ct.evaluate(g.p, v)),
+    ("evaluate(params=?)", lambda g, v: ct.evaluate(g.p, {"A": g.a, "B": g.b}, v)),
+    ("evaluate(pad=?)", lambda g, v: ct.evaluate(g.p, {"A": g.a, "B": g.b}, None, v)),
+    ("compile(params=?)", lambda g, v: ct.compile(g.p, v)),
+    ("compile(pad=?)", lambda g, v: ct.compile(g.p, None, v)),
+    ("check(?)", lambda g, v: ct.check(v)),
+    ("prove(pad=?)", lambda g, v: ct.prove(g.p, g.sizes, v)),
+    ("trace(at=?)", lambda g, v: ct.trace(g.p, v)),
+    ("einsum(engine=?)", lambda g, v: ct.einsum("ij,jk->ik", g.a, g.b, engine=v)),
+    ("einsum(pad=?)", lambda g, v: ct.einsum("ij,jk->ik", g.a, g.b, pad=v)),
+    ("einsum(out=?)", lambda g, v: ct.einsum("ij,jk->ik", g.a, g.b, out=v)),
+    ("emit_c(pad=?)", lambda g, v: ct.emit_c(g.p, g.sizes, v)),
+    ("batch_dimension(batch=?)", lambda g, v: ct.batch_dimension(g.p, None, v)),
+    ("ops.program(?)", lambda g, v: ct.ops.program(v)),
+    ("ops.nested(?)", lambda g, v: ct.ops.nested(v)),
+]
+
+
+@pytest.mark.parametrize(("name", "call"), CALLS, ids=[name for name, _ in CALLS])
+def test_an_argument_of_the_wrong_type_is_a_teil_error(name: str, call: Callable[[_Given, Any], Any]) -> None:
     """Each call either runs or raises a TeilError; before the fix, ``engine=np.zeros(3)`` and
     ``batch=np.zeros(3)`` raised numpy's ValueError (an array's truth value) and
     ``ops.program(1)`` an AttributeError."""
-    name, call = _calls()[index]
+    given = _Given()
     escaped = []
     for v in ODD:
         try:
-            call(v)
+            call(given, v)
         except ct.TeilError:
             pass
         except Exception as exc:

@@ -207,12 +207,12 @@ def _cblas(rows: list[tuple[int, int]], cols: list[tuple[int, int]]) -> tuple[in
     """A strided matrix in CBLAS's row-major terms, ``(trans, ld)``: 111 (CblasNoTrans) with
     unit column stride, 112 (CblasTrans) with unit row stride; ``None`` for neither."""
     r, c = _matrix(rows), _matrix(cols)
-    if r is None or c is None or r[0] < 1 or c[0] < 1:
+    if r is None or c is None:
         return None
-    (nr, rs), (nc, cs) = r, c
-    if nc == 1 or (cs == 1 and (nr == 1 or rs >= nc)):
+    (nr, rs), (nc, cs) = r, c  # one row or one column is (1, 1): unit-strided either way
+    if cs == 1 and (nr == 1 or rs >= nc):
         return 111, (rs if nr > 1 else nc)
-    if rs == 1 or nr == 1:
+    if rs == 1:
         return (112, cs) if cs >= nr else None
     return None
 

@@ -154,8 +154,7 @@ def infer_params(program: Program, inputs: Mapping[str, Any],
     for name, value in inputs.items():
         a = program.alloc(name)
         if a is None:
-            raise TeilInputError(f"{in_file(program.file)}input {name!r}: the program allocates no {name!r} "
-                                 f"(it allocates {', '.join(x.name for x in program.allocs) or 'nothing'})")
+            raise not_allocated(program, name)
         try:
             shape = np.shape(value)
         except Exception as exc:  # a ragged list, as in as_array
@@ -209,12 +208,17 @@ def check_memory(shapes: Mapping[str, tuple[int, ...]], program: Program, pad: i
                 f"{budget:,} bytes ({human_bytes(budget)}) this engine may use", a.span, "μ_allocs")
 
 
+def not_allocated(program: Program, name: str) -> TeilInputError:
+    """The error for an input that names no allocation of ``program`` (no line to point at)."""
+    return TeilInputError(f"{in_file(program.file)}input {name!r}: the program allocates no {name!r} "
+                          f"(it allocates {', '.join(a.name for a in program.allocs) or 'nothing'})")
+
+
 def check_supplied(program: Program, inputs: Mapping[str, Any]) -> None:
     """Every input names an allocation, and every required one is there (before shapes matter)."""
     for name in inputs:
         if program.alloc(name) is None:
-            raise TeilInputError(f"{in_file(program.file)}input {name!r}: the program allocates no {name!r} "
-                                 f"(it allocates {', '.join(a.name for a in program.allocs) or 'nothing'})")
+            raise not_allocated(program, name)
     required = required_inputs(program)
     for a in program.allocs:
         if a.name in required and a.name not in inputs:
